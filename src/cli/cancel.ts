@@ -1,0 +1,107 @@
+import readline from 'node:readline/promises';
+import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { backendFor } from '../backends/registry.js';
+import { usageError } from '../errors.js';
+import { recordHistory } from '../ledger/history.js';
+import { getJob, jobNotFound } from '../ledger/jobs.js';
+import { activeLaunchesOf } from '../ledger/queries.js';
+import { condenseIds, parseTasklist } from '../tasklist/tasklist.js';
+import { note, printJson } from './output.js';
+import { secondsOption } from './parse.js';
+import { openExistingWorkspace } from './workspace.js';
+
+interface CancelOptions {
+  tasklist?: string;
+  yes?: boolean;
+  json?: boolean;
+  wait: number;
+}
+
+/** Register `drover cancel`. */
+export function registerCancel(program: Command): void {
+  program
+    .command('cancel')
+    .description('stop a job’s queued and running tasks (all, or a tasklist); they are recorded cancelled')
+    .argument('<job>', 'the job')
+    .option('--tasklist <list>', 'only these tasks, e.g. 3-7,9')
+    .option('-y, --yes', 'do not ask for confirmation')
+    .option(
+      '--wait <s>',
+      'seconds to wait for the tasks to stop before returning',
+      secondsOption('--wait'),
+      30,
+    )
+    .option('--json', 'print what was cancelled as JSON')
+    .action(async (job: string, opts: CancelOptions) => {
+      await cancel(job, opts, process.argv.slice(2));
+    });
+}
+
+async function cancel(jobname: string, opts: CancelOptions, argv: readonly string[]): Promise<void> {
+  const ws = openExistingWorkspace();
+  if (!ws) throw jobNotFound(jobname);
+  const job = getJob(ws.ledger, jobname);
+  const wanted =
+    opts.tasklist !== undefined ? new Set(parseTasklist(opts.tasklist, job.task_count, job.name)) : undefined;
+  refresh(ws.ledger, job.id);
+  const plan = activeLaunchesOf(ws.ledger, job.id).map((launch) => {
+    const active = (
+      ws.ledger
+        .stmt(
+          "SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running') ORDER BY task_id",
+        )
+        .all(launch.id) as { task_id: number }[]
+    )
+      .map((r) => r.task_id)
+      .filter((id) => !wanted || wanted.has(id));
+    return { launch, ids: active };
+  });
+  const ids = plan.flatMap((p) => p.ids);
+  if (ids.length === 0) {
+    if (opts.json) printJson({ jobname, cancelled: [] });
+    else
+      note(
+        `drover: nothing to cancel: no queued or running tasks${opts.tasklist ? ` in ${opts.tasklist}` : ''} of '${jobname}'`,
+      );
+    return;
+  }
+  if (!opts.yes) {
+    if (!process.stdin.isTTY)
+      throw usageError(`cancel of ${ids.length} task(s) needs confirmation: add --yes`);
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await rl.question(
+      `Cancel ${ids.length} task(s) of '${jobname}' (${condenseIds(ids)})? [y/N] `,
+    );
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      note('drover: nothing cancelled');
+      return;
+    }
+  }
+  recordHistory(ws.ledger, { kind: 'cancel', jobname, argv });
+  for (const p of plan) {
+    if (p.ids.length === 0) continue;
+    const all = wanted === undefined;
+    ws.ledger.write(() => backendFor(p.launch.backend).cancel(ws.ledger, p.launch, all ? 'all' : p.ids));
+  }
+  const deadline = Date.now() + opts.wait * 1000;
+  const target = new Set(ids);
+  let left = ids.length;
+  for (;;) {
+    refresh(ws.ledger, job.id);
+    left = (
+      ws.ledger
+        .stmt("SELECT id FROM tasks WHERE job_id = ? AND state IN ('queued', 'running')")
+        .all(job.id) as { id: number }[]
+    ).filter((r) => target.has(r.id)).length;
+    if (left === 0 || Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  if (opts.json) printJson({ jobname, cancelled: ids, still_stopping: left });
+  else {
+    note(`drover: cancelled ${ids.length - left} task(s) of '${jobname}' (${condenseIds(ids)})`);
+    if (left > 0)
+      note(`drover: ${left} task(s) are still stopping; drover status ${jobname} shows when they have`);
+  }
+}

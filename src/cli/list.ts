@@ -1,0 +1,86 @@
+import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { usageError } from '../errors.js';
+import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
+import { listTasks } from '../ledger/queries.js';
+import { STATES, type State } from '../ledger/states.js';
+import { parseTasklist } from '../tasklist/tasklist.js';
+import { printJson, printTable } from './output.js';
+import { openExistingWorkspace } from './workspace.js';
+
+interface ListOptions {
+  jobname?: string;
+  tasklist?: string;
+  state?: string;
+  json?: boolean;
+}
+
+/** Register `drover list`. */
+export function registerList(program: Command): void {
+  program
+    .command('list')
+    .description('tasks with their command, tag, state, exit code and attempts')
+    .option('--jobname <job>', 'only this job (default: every job)')
+    .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
+    .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
+    .option('--json', 'print a JSON array, one object per task')
+    .action((opts: ListOptions) => list(opts));
+}
+
+function parseStates(text: string): State[] {
+  return text.split(',').map((s) => {
+    const st = s.trim() as State;
+    if (!STATES.includes(st)) throw usageError(`--state '${s}' is not a state: use ${STATES.join(', ')}`);
+    return st;
+  });
+}
+
+function list(opts: ListOptions): void {
+  if (opts.tasklist !== undefined && opts.jobname === undefined)
+    throw usageError('--tasklist needs --jobname');
+  const states = opts.state !== undefined ? parseStates(opts.state) : undefined;
+  const ws = openExistingWorkspace();
+  if (!ws) {
+    if (opts.jobname !== undefined) throw jobNotFound(opts.jobname);
+    if (opts.json) printJson([]);
+    return;
+  }
+  const jobs = opts.jobname !== undefined ? [getJob(ws.ledger, opts.jobname)] : listJobs(ws.ledger);
+  const rows: Record<string, unknown>[] = [];
+  for (const job of jobs) {
+    refresh(ws.ledger, job.id);
+    const ids =
+      opts.tasklist !== undefined ? parseTasklist(opts.tasklist, job.task_count, job.name) : undefined;
+    for (const t of listTasks(ws.ledger, job.id, {
+      ...(ids ? { ids } : {}),
+      ...(states ? { states } : {}),
+    })) {
+      rows.push({
+        ...(opts.jobname === undefined ? { jobname: job.name } : {}),
+        task: t.id,
+        command: t.command,
+        tag: t.tag,
+        state: t.state,
+        exit_code: t.exit_code,
+        attempts: t.attempts,
+        launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+      });
+    }
+  }
+  if (opts.json) {
+    printJson(rows);
+    return;
+  }
+  printTable(
+    ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'],
+    rows.map((r) => [
+      (r.jobname as string | undefined) ?? opts.jobname!,
+      r.task as number,
+      r.state as string,
+      r.exit_code === null ? '-' : String(r.exit_code),
+      r.attempts as number,
+      r.tag as string,
+      r.command as string,
+    ]),
+  );
+}

@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { DroverError, usageError } from '../errors.js';
+import { getJob, jobNotFound } from '../ledger/jobs.js';
+import { taskAttempt } from '../ledger/queries.js';
+import { intOption } from './parse.js';
+import { openExistingWorkspace, type Workspace } from './workspace.js';
+
+interface LogsOptions {
+  err?: boolean;
+  follow?: boolean;
+  attempt?: number;
+  path?: boolean;
+}
+
+/** Register `drover logs`. */
+export function registerLogs(program: Command): void {
+  program
+    .command('logs')
+    .description('print a task’s output (its latest attempt unless --attempt)')
+    .argument('<job>', 'the job')
+    .argument('<task>', 'the task id')
+    .option('--err', 'print stderr instead of stdout')
+    .option('-f, --follow', 'keep printing as the task writes, until it ends')
+    .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt'))
+    .option('--path', 'print the log file’s path instead of its content')
+    .action(async (job: string, task: string, opts: LogsOptions) => {
+      await logs(job, task, opts);
+    });
+}
+
+async function logs(jobname: string, taskText: string, opts: LogsOptions): Promise<void> {
+  if (!/^\d+$/.test(taskText) || Number(taskText) < 1)
+    throw usageError(`task '${taskText}' is not a task id: give a number like 3`);
+  const ws = openExistingWorkspace();
+  if (!ws) throw jobNotFound(jobname);
+  const job = getJob(ws.ledger, jobname);
+  const taskId = Number(taskText);
+  if (taskId > job.task_count)
+    throw usageError(`task ${taskId} is not in job '${jobname}', which has tasks 1-${job.task_count}`);
+  refresh(ws.ledger, job.id);
+  const a = taskAttempt(ws.ledger, job.id, taskId, opts.attempt);
+  if (!a) {
+    const what = opts.attempt !== undefined ? `attempt ${opts.attempt}` : 'no attempt yet';
+    throw new DroverError(
+      'not-found',
+      `task ${taskId} of '${jobname}' has ${what === 'no attempt yet' ? what : `no ${what}`}: see drover list --jobname ${jobname}`,
+    );
+  }
+  const file = opts.err ? a.stderr_path : a.stdout_path;
+  if (!file)
+    throw new DroverError('not-found', `task ${taskId} attempt ${a.attempt} has no log file recorded`);
+  if (opts.path) {
+    process.stdout.write(`${file}\n`);
+    return;
+  }
+  if (!opts.follow) {
+    try {
+      process.stdout.write(fs.readFileSync(file));
+    } catch {
+      throw new DroverError('not-found', `log file ${file} is gone (removed, or on a node's local disk)`);
+    }
+    return;
+  }
+  await follow(ws, job.id, taskId, a.attempt, file);
+}
+
+/** Print the file as it grows until the attempt has ended and everything is printed. */
+async function follow(
+  ws: Workspace,
+  jobId: number,
+  taskId: number,
+  attempt: number,
+  file: string,
+): Promise<void> {
+  let offset = 0;
+  const buf = Buffer.allocUnsafe(1 << 16);
+  for (;;) {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(file, 'r');
+      for (;;) {
+        const n = fs.readSync(fd, buf, 0, buf.length, offset);
+        if (n <= 0) break;
+        process.stdout.write(buf.subarray(0, n));
+        offset += n;
+      }
+    } catch {
+      // not created yet
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+    refresh(ws.ledger, jobId);
+    const now = taskAttempt(ws.ledger, jobId, taskId, attempt);
+    if (now && now.state !== 'running' && now.state !== 'queued') {
+      const size = fs.existsSync(file) ? fs.statSync(file).size : 0;
+      if (size <= offset) return;
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,71 @@
+import { Command, CommanderError } from 'commander';
+import { registerCancel } from './cancel.js';
+import { registerConfig } from './config.js';
+import { registerHistory } from './history.js';
+import { registerLaunch } from './launch.js';
+import { registerList } from './list.js';
+import { registerLogs } from './logs.js';
+import { reportError } from './output.js';
+import { registerPrelaunch } from './prelaunch.js';
+import { registerRunner } from './runner.js';
+import { registerStatus } from './status.js';
+
+/** Build the `drover` command line. */
+export function buildProgram(version: string): Command {
+  const program = new Command('drover')
+    .description(
+      'Launch experiment sweeps and batch jobs, and keep an honest record of every attempt.\n' +
+        'Data lives in .drover/ of the folder you work in.',
+    )
+    .version(version, '-V, --version')
+    .showSuggestionAfterError()
+    .exitOverride()
+    .configureOutput({ outputError: () => {} });
+  registerPrelaunch(program);
+  registerLaunch(program);
+  registerStatus(program);
+  registerList(program);
+  registerLogs(program);
+  registerCancel(program);
+  registerHistory(program);
+  registerConfig(program);
+  registerRunner(program);
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.1 0.01 +arg --seed 1 2 3 +tag
+  drover launch --jobname lr --max-tasks 4
+  drover status lr
+  drover launch --jobname lr --failed
+Exit codes: 0 success, 1 the work failed, 2 bad usage or input.`,
+  );
+  for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  return program;
+}
+
+/** Run the CLI with `argv` (the arguments after `drover`). */
+export async function main(argv: string[]): Promise<void> {
+  const { createRequire } = await import('node:module');
+  const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+  const program = buildProgram(version);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      ) {
+        process.exitCode = 0;
+        return;
+      }
+      const msg = err.message.replace(/^error: /, '');
+      process.stderr.write(`drover: ${msg} (see drover --help)\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.exitCode = reportError(err);
+  }
+}

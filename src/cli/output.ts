@@ -1,0 +1,64 @@
+import Table from 'cli-table3';
+import { DroverError, toDroverError } from '../errors.js';
+
+/**
+ * The one output layer: data to stdout (a table for people, JSON with --json), messages and progress to
+ * stderr, errors as one line `drover: ...`.
+ */
+
+/** Print a value as JSON on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Print rows as a table with a header on stdout. */
+export function printTable(head: string[], rows: (string | number)[][]): void {
+  const table = new Table({ head, style: { head: [], border: [] }, chars: PLAIN });
+  table.push(...rows.map((r) => r.map(String)));
+  process.stdout.write(`${table.toString()}\n`);
+}
+
+/** A note for people on stderr. */
+export function note(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** Print an error as one line on stderr and return the exit code it calls for. */
+export function reportError(err: unknown): number {
+  const e = toDroverError(err);
+  const line = e.message.split('\n')[0];
+  process.stderr.write(`drover: ${line}\n`);
+  if (e.code === 'internal' && process.env.DROVER_DEBUG && e.cause instanceof Error) {
+    process.stderr.write(`${e.cause.stack}\n`);
+  }
+  return e instanceof DroverError ? e.exitCode : 1;
+}
+
+/** Table borders: light rules only, readable in any terminal and in logs. */
+const PLAIN = {
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: '  ',
+};
+
+/** Seconds as a short duration: `850ms`, `12.3s`, `4m05s`, `2h03m`. */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '-';
+  if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const s = Math.round(seconds);
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

@@ -1,0 +1,145 @@
+import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
+import { jobLaunches } from '../ledger/launches.js';
+import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
+import { isFailedState, STATES, type State } from '../ledger/states.js';
+import { formatDuration, note, printJson, printTable } from './output.js';
+import { openExistingWorkspace } from './workspace.js';
+
+/** Register `drover status`. */
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description('counts per state for a job and each of its launches, durations, slowest and failed tasks')
+    .argument('[job]', 'the job (default: every job, one line each)')
+    .option('--json', 'print one JSON object (see the scripting contract in docs/)')
+    .action((job: string | undefined, opts: { json?: boolean }) => {
+      status(job, opts.json === true);
+    });
+}
+
+/** The status of one job as the scripting contract defines it. */
+export function jobStatus(ws: NonNullable<ReturnType<typeof openExistingWorkspace>>, name: string) {
+  const job = getJob(ws.ledger, name);
+  refresh(ws.ledger, job.id);
+  const counts = jobCounts(ws.ledger, job.id);
+  const launches = jobLaunches(ws.ledger, job.id).map((l) => {
+    const t = launchTimes(ws.ledger, l.id);
+    return {
+      id: String(l.id),
+      backend: l.backend,
+      tasklist: l.tasklist,
+      tasks: l.task_count,
+      created_at: new Date(l.created_at * 1000).toISOString(),
+      open: l.open === 1,
+      counts: launchCounts(ws.ledger, l.id),
+      wall_seconds: t.first_start !== null && t.last_end !== null ? t.last_end - t.first_start : null,
+      task_seconds: t.busy,
+    };
+  });
+  const failedStates = STATES.filter(isFailedState);
+  const failed = ws.ledger
+    .stmt(
+      `SELECT id AS task, state, exit_code FROM tasks WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')})
+       ORDER BY id LIMIT 20`,
+    )
+    .all(job.id, ...failedStates) as { task: number; state: State; exit_code: number | null }[];
+  return {
+    jobname: job.name,
+    tasks: job.task_count,
+    counts,
+    done: STATES.filter((s) => s !== 'pending' && s !== 'queued' && s !== 'running').reduce(
+      (n, s) => n + counts[s],
+      0,
+    ),
+    launches,
+    slowest: slowestAttempts(ws.ledger, job.id, 5),
+    failed,
+  };
+}
+
+function status(name: string | undefined, json: boolean): void {
+  const ws = openExistingWorkspace();
+  if (!ws) {
+    if (name !== undefined) throw jobNotFound(name);
+    if (json) printJson([]);
+    else note('drover: no jobs here yet: start with drover prelaunch (see drover --help)');
+    return;
+  }
+  if (name === undefined) {
+    refresh(ws.ledger);
+    const rows = listJobs(ws.ledger).map((j) => ({
+      jobname: j.name,
+      tasks: j.task_count,
+      counts: jobCounts(ws.ledger, j.id),
+    }));
+    if (json) {
+      printJson(rows);
+      return;
+    }
+    printTable(
+      ['job', 'tasks', 'succeeded', 'failed*', 'running', 'queued', 'pending', 'cancelled'],
+      rows.map((r) => [
+        r.jobname,
+        r.tasks,
+        r.counts.succeeded,
+        STATES.filter(isFailedState).reduce((n, s) => n + r.counts[s], 0),
+        r.counts.running,
+        r.counts.queued,
+        r.counts.pending,
+        r.counts.cancelled,
+      ]),
+    );
+    return;
+  }
+  const s = jobStatus(ws, name);
+  if (json) {
+    printJson(s);
+    return;
+  }
+  const pct = s.tasks > 0 ? Math.floor((100 * s.counts.succeeded) / s.tasks) : 0;
+  process.stdout.write(`job ${s.jobname}: ${s.tasks} tasks, ${s.counts.succeeded} succeeded (${pct}%)\n`);
+  const shown = STATES.filter((st) => s.counts[st] > 0);
+  printTable(shown as string[], [shown.map((st) => s.counts[st])]);
+  if (s.launches.length > 0) {
+    process.stdout.write('\nlaunches\n');
+    printTable(
+      [
+        'launch',
+        'backend',
+        'tasklist',
+        'tasks',
+        'succeeded',
+        'failed*',
+        'running',
+        'queued',
+        'wall',
+        'started',
+      ],
+      s.launches.map((l) => [
+        l.id,
+        l.backend,
+        l.tasklist.length > 24 ? `${l.tasklist.slice(0, 21)}...` : l.tasklist,
+        l.tasks,
+        l.counts.succeeded,
+        STATES.filter(isFailedState).reduce((n, st) => n + l.counts[st], 0),
+        l.counts.running,
+        l.counts.queued,
+        formatDuration(l.wall_seconds),
+        l.created_at.replace('T', ' ').slice(0, 19),
+      ]),
+    );
+  }
+  if (s.slowest.length > 0) {
+    process.stdout.write(
+      `\nslowest: ${s.slowest.map((a) => `${a.task} (${formatDuration(a.seconds)})`).join(', ')}\n`,
+    );
+  }
+  if (s.failed.length > 0) {
+    process.stdout.write(
+      `failed*: ${s.failed.map((f) => `${f.task} (${f.state}${f.exit_code !== null ? ` ${f.exit_code}` : ''})`).join(', ')}${s.failed.length === 20 ? ', ...' : ''}\n`,
+    );
+    process.stdout.write(`rerun them: drover launch --jobname ${s.jobname} --failed\n`);
+  }
+}

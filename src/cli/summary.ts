@@ -1,0 +1,31 @@
+import type { Ledger } from '../ledger/ledger.js';
+import { launchCounts, launchTimes } from '../ledger/queries.js';
+import { STATES } from '../ledger/states.js';
+import { formatDuration, printTable } from './output.js';
+
+/** The one-screen summary after a foreground launch: counts per state, time, and the tasks that did not succeed. */
+export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: number, jobname: string): void {
+  const counts = launchCounts(ledger, launchId);
+  const times = launchTimes(ledger, launchId);
+  const wall =
+    times.first_start !== null && times.last_end !== null ? times.last_end - times.first_start : null;
+  printTable(
+    ['state', 'tasks'],
+    STATES.filter((s) => counts[s] > 0).map((s) => [s, counts[s]]),
+  );
+  const bad = ledger
+    .stmt(
+      `SELECT lt.task_id AS task, lt.state, t.exit_code FROM launch_tasks lt JOIN tasks t ON t.job_id = ? AND t.id = lt.task_id
+       WHERE lt.launch_id = ? AND lt.state NOT IN ('succeeded', 'queued', 'running') ORDER BY lt.task_id LIMIT 10`,
+    )
+    .all(jobId, launchId) as { task: number; state: string; exit_code: number | null }[];
+  process.stdout.write(`launch ${launchId} of '${jobname}': ${formatDuration(wall)} wall\n`);
+  if (bad.length > 0) {
+    process.stdout.write(
+      `not succeeded: ${bad.map((b) => `${b.task} (${b.state}${b.exit_code !== null ? ` ${b.exit_code}` : ''})`).join(', ')}${bad.length === 10 ? ', ...' : ''}\n`,
+    );
+    process.stdout.write(
+      `see one: drover logs ${jobname} ${bad[0]!.task} --err · rerun them: drover launch --jobname ${jobname} --failed\n`,
+    );
+  }
+}

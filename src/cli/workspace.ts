@@ -1,0 +1,26 @@
+import fs from 'node:fs';
+import { Ledger } from '../ledger/ledger.js';
+import { type DroverPaths, droverPaths } from '../paths.js';
+import { note } from './output.js';
+
+/** The working folder's `.drover/`: its paths and open ledger. */
+export interface Workspace {
+  paths: DroverPaths;
+  ledger: Ledger;
+}
+
+/** Open the working folder's `.drover/`, creating it on first use and saying so once (on stderr). */
+export function openWorkspace(): Workspace {
+  const paths = droverPaths();
+  const existed = fs.existsSync(paths.root);
+  const ledger = Ledger.open(paths);
+  if (!existed) note(`drover: created ${paths.root} for the ledger, jobfiles and logs`);
+  return { paths, ledger };
+}
+
+/** Open `.drover/` only if it exists (read-only commands in a fresh folder create nothing). */
+export function openExistingWorkspace(): Workspace | undefined {
+  const paths = droverPaths();
+  if (!fs.existsSync(paths.ledger)) return undefined;
+  return { paths, ledger: Ledger.open(paths) };
+}

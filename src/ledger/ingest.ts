@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type AttemptRecord, parseRecords } from '../runner/records.js';
+import type { LaunchRow } from './launches.js';
+import type { Ledger } from './ledger.js';
+import { recordEnd, recordSkip, recordStart } from './transitions.js';
+
+/** The folder where a launch's runners write their record files. */
+export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
+  return path.join(launch.dir, 'records');
+}
+
+/** Read new bytes of one record file past the ingested offset: complete lines only. */
+function readNew(file: string, offset: number): { text: string; end: number } | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size <= offset) return undefined;
+    const buf = Buffer.allocUnsafe(size - offset);
+    const n = fs.readSync(fd, buf, 0, buf.length, offset);
+    const lastNl = buf.subarray(0, n).lastIndexOf(0x0a);
+    if (lastNl < 0) return undefined;
+    return { text: buf.toString('utf8', 0, lastNl + 1), end: offset + lastNl + 1 };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Apply one record to the ledger (inside a transaction). */
+function apply(ledger: Ledger, launch: LaunchRow, file: string, r: AttemptRecord): void {
+  switch (r.type) {
+    case 'runner':
+      ledger
+        .stmt(
+          `INSERT INTO runners (launch_id, name, host, pid, pid_start, started_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT DO NOTHING`,
+        )
+        .run(launch.id, r.runner, r.host, r.pid, r.pid_start, r.at);
+      ledger
+        .stmt('INSERT OR IGNORE INTO runner_files (launch_id, path, runner) VALUES (?, ?, ?)')
+        .run(launch.id, file, r.runner);
+      return;
+    case 'start':
+      recordStart(ledger, launch.job_id, launch.id, r);
+      return;
+    case 'end':
+      recordEnd(ledger, launch.job_id, launch.id, r);
+      return;
+    case 'skip':
+      recordSkip(ledger, launch.job_id, launch.id, r);
+      return;
+    case 'runner-end': {
+      const row = ledger.stmt('SELECT runner FROM runner_files WHERE path = ?').get(file) as
+        | { runner: string }
+        | undefined;
+      if (row)
+        ledger
+          .stmt('UPDATE runners SET ended_at = ? WHERE launch_id = ? AND name = ?')
+          .run(r.at, launch.id, row.runner);
+      return;
+    }
+  }
+}
+
+/**
+ * Ingest what the launch's runners wrote since the last call, idempotently: the offset of each file moves in
+ * the same transaction as the records it covers, so concurrent or repeated calls apply each record once.
+ * Returns the number of records applied.
+ */
+export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
+  const dir = recordsDir(launch);
+  let files: string[];
+  try {
+    files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+  } catch {
+    return 0;
+  }
+  let applied = 0;
+  for (const name of files) {
+    const file = path.join(dir, name);
+    applied += ledger.write(() => {
+      const row = ledger.stmt('SELECT offset FROM ingested WHERE path = ?').get(file) as
+        | { offset: number }
+        | undefined;
+      const chunk = readNew(file, row?.offset ?? 0);
+      if (!chunk) return 0;
+      const { records } = parseRecords(chunk.text);
+      for (const r of records) apply(ledger, launch, file, r);
+      ledger
+        .stmt(
+          'INSERT INTO ingested (path, offset) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET offset = excluded.offset',
+        )
+        .run(file, chunk.end);
+      return records.length;
+    });
+  }
+  return applied;
+}

@@ -1,0 +1,110 @@
+import { condenseIds } from '../tasklist/tasklist.js';
+import type { JobRow } from './jobs.js';
+import type { Ledger } from './ledger.js';
+
+/** A launch as the ledger holds it. */
+export interface LaunchRow {
+  id: number;
+  job_id: number;
+  /** local | slurm | gridengine | pool:NAME */
+  backend: string;
+  /** Condensed tasklist of its tasks. */
+  tasklist: string;
+  task_count: number;
+  /** Unix seconds. */
+  created_at: number;
+  /** Its folder under `.drover/jobs/<job>/launches/`. */
+  dir: string;
+  /** JSON of the launch options. */
+  options: string;
+  /** JSON of the backend handles: runner pid, array job ids, ... */
+  handles: string;
+  /** 1 while some of its tasks may still change state. */
+  open: number;
+}
+
+/** What the launch of some tasks needs to know about each: its next attempt number. */
+export interface LaunchTask {
+  id: number;
+  command: string;
+  tag: string;
+  /** The attempt number its first run in this launch gets. */
+  attempt: number;
+}
+
+/**
+ * Transition: create a launch of `taskIds` of `job` and mark them `queued` in it and as the tasks' newest launch.
+ * One transaction. Returns the launch and its tasks.
+ */
+export function createLaunch(
+  ledger: Ledger,
+  job: JobRow,
+  backend: string,
+  taskIds: readonly number[],
+  options: object,
+  dirOf: (launchId: number) => string,
+): { launch: LaunchRow; tasks: LaunchTask[] } {
+  return ledger.write(() => {
+    const now = Date.now() / 1000;
+    const info = ledger
+      .stmt(
+        `INSERT INTO launches (job_id, backend, tasklist, task_count, created_at, dir, options)
+         VALUES (?, ?, ?, ?, ?, '', ?)`,
+      )
+      .run(job.id, backend, condenseIds(taskIds), taskIds.length, now, JSON.stringify(options));
+    const id = Number(info.lastInsertRowid);
+    const dir = dirOf(id);
+    ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
+    const addTask = ledger.stmt(
+      "INSERT INTO launch_tasks (launch_id, task_id, state) VALUES (?, ?, 'queued')",
+    );
+    const queue = ledger.stmt(
+      "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id = ? RETURNING command, tag, attempts",
+    );
+    const tasks: LaunchTask[] = [];
+    for (const taskId of taskIds) {
+      addTask.run(id, taskId);
+      const t = queue.get(id, job.id, taskId) as { command: string; tag: string; attempts: number };
+      tasks.push({ id: taskId, command: t.command, tag: t.tag, attempt: t.attempts + 1 });
+    }
+    return { launch: getLaunch(ledger, id)!, tasks };
+  });
+}
+
+/** A launch by id, or undefined. */
+export function getLaunch(ledger: Ledger, id: number): LaunchRow | undefined {
+  return ledger.stmt('SELECT * FROM launches WHERE id = ?').get(id) as LaunchRow | undefined;
+}
+
+/** Set a launch's backend handles (merged into what is there). */
+export function setLaunchHandles(ledger: Ledger, id: number, handles: object): void {
+  ledger.write(() => {
+    const row = getLaunch(ledger, id)!;
+    const merged = { ...(JSON.parse(row.handles) as object), ...handles };
+    ledger.stmt('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(merged), id);
+  });
+}
+
+/** A job's launches, oldest first. */
+export function jobLaunches(ledger: Ledger, jobId: number): LaunchRow[] {
+  return ledger.stmt('SELECT * FROM launches WHERE job_id = ? ORDER BY id').all(jobId) as LaunchRow[];
+}
+
+/** A job's launches that may still change, oldest first. */
+export function openLaunches(ledger: Ledger, jobId?: number): LaunchRow[] {
+  return (
+    jobId === undefined
+      ? ledger.stmt('SELECT * FROM launches WHERE open = 1 ORDER BY id').all()
+      : ledger.stmt('SELECT * FROM launches WHERE open = 1 AND job_id = ? ORDER BY id').all(jobId)
+  ) as LaunchRow[];
+}
+
+/** Close a launch whose tasks have all reached a terminal state in it. Returns whether it closed. */
+export function closeLaunchIfDone(ledger: Ledger, id: number): boolean {
+  const left = ledger
+    .stmt("SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
+    .get(id) as { n: number };
+  if (left.n > 0) return false;
+  ledger.stmt('UPDATE launches SET open = 0 WHERE id = ?').run(id);
+  return true;
+}

@@ -1,0 +1,101 @@
+import type { EndRecord, SkipRecord, StartRecord } from '../runner/records.js';
+import type { Ledger } from './ledger.js';
+import type { State, TerminalState } from './states.js';
+
+/**
+ * The named state transitions of tasks within a launch. Each updates the attempt, the task's state in the launch
+ * and, when this launch is the task's newest, the task itself. Callers wrap them in a transaction (`ledger.write`).
+ */
+
+function setTaskState(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  state: State,
+  exitCode?: number | null,
+): void {
+  ledger
+    .stmt('UPDATE launch_tasks SET state = ? WHERE launch_id = ? AND task_id = ?')
+    .run(state, launchId, taskId);
+  if (exitCode === undefined) {
+    ledger
+      .stmt('UPDATE tasks SET state = ? WHERE job_id = ? AND id = ? AND last_launch_id = ?')
+      .run(state, jobId, taskId, launchId);
+  } else {
+    ledger
+      .stmt('UPDATE tasks SET state = ?, exit_code = ? WHERE job_id = ? AND id = ? AND last_launch_id = ?')
+      .run(state, exitCode, jobId, taskId, launchId);
+  }
+}
+
+/** Transition: an attempt started (queued → running). Idempotent. */
+export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: StartRecord): void {
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, host, slot, gpus, pid, stdout_path, stderr_path)
+       VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, r.task, r.attempt, launchId, r.at, r.host, r.slot, r.gpus, r.pid, r.out, r.err);
+  if (info.changes === 0) return;
+  ledger
+    .stmt('UPDATE tasks SET attempts = max(attempts, ?) WHERE job_id = ? AND id = ?')
+    .run(r.attempt, jobId, r.task);
+  setTaskState(ledger, jobId, launchId, r.task, 'running', null);
+}
+
+/** Transition: an attempt ended (running → a terminal state), with its exit code or signal. Idempotent. */
+export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: EndRecord): void {
+  const info = ledger
+    .stmt(
+      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
+       WHERE job_id = ? AND task_id = ? AND attempt = ? AND ended_at IS NULL`,
+    )
+    .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt);
+  if (info.changes === 0) return;
+  const latest = ledger
+    .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
+    .get(jobId, r.task, launchId) as { a: number };
+  if (latest.a === r.attempt) setTaskState(ledger, jobId, launchId, r.task, r.state, r.exit_code);
+}
+
+/** Transition: a task was cancelled while not running: queued, or waiting to retry (→ cancelled). */
+export function recordSkip(ledger: Ledger, jobId: number, launchId: number, r: SkipRecord): void {
+  const row = ledger
+    .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
+    .get(launchId, r.task) as { state: State } | undefined;
+  if (row && row.state !== 'running' && row.state !== 'succeeded')
+    setTaskState(ledger, jobId, launchId, r.task, 'cancelled');
+}
+
+/**
+ * Transition: the backend no longer knows these tasks and no final record exists (queued/running → `state`,
+ * normally `lost`; `cancelled` when the user cancelled them). Running attempts end with the same state.
+ */
+export function markUnfinished(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskIds: readonly number[] | 'all',
+  state: TerminalState,
+  reason: string,
+): number[] {
+  const rows = ledger
+    .stmt("SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
+    .all(launchId) as { task_id: number }[];
+  const wanted = taskIds === 'all' ? undefined : new Set(taskIds);
+  const now = Date.now() / 1000;
+  const changed: number[] = [];
+  for (const { task_id } of rows) {
+    if (wanted && !wanted.has(task_id)) continue;
+    ledger
+      .stmt(
+        `UPDATE attempts SET state = ?, ended_at = ?, reason = ?
+         WHERE launch_id = ? AND task_id = ? AND ended_at IS NULL`,
+      )
+      .run(state, now, reason, launchId, task_id);
+    setTaskState(ledger, jobId, launchId, task_id, state, null);
+    changed.push(task_id);
+  }
+  return changed;
+}

@@ -1,0 +1,147 @@
+import { usageError } from '../errors.js';
+import { jobfilePath } from './jobfile-path.js';
+import { validateJobname } from './jobname.js';
+import { classifyToken, type OptionDef, PRELAUNCH_USAGE } from './prelaunch-options.js';
+import type { ArgMode, PrelaunchSpec } from './types.js';
+
+const ARG_MODES: readonly ArgMode[] = ['argparse', 'hydra'];
+
+/** True when argv asks for prelaunch help (`+h`, `+help` or `++help`), which the CLI answers before parsing. */
+export function wantsPrelaunchHelp(argv: readonly string[]): boolean {
+  return argv.some((w) => w === '+h' || w === '+help' || w === '++help');
+}
+
+/**
+ * Parse `drover prelaunch` arguments in onager's `+` grammar into a PrelaunchSpec. Strict where onager's
+ * argparse is lax: unknown options, abbreviations, stray values and a bare `--` are usage errors.
+ */
+export function parsePrelaunchArgs(argv: readonly string[]): PrelaunchSpec {
+  const draft: Draft = { args: [], posArgs: [], flags: [] };
+  let i = 0;
+  let previous: { def: OptionDef; name: string } | undefined;
+  while (i < argv.length) {
+    const word = argv[i] ?? '';
+    if (word === '--') {
+      throw usageError(`prelaunch does not accept a bare '--'; remove it (${PRELAUNCH_USAGE})`);
+    }
+    const token = classifyToken(word);
+    if (token.kind === 'value') throw usageError(strayValueMessage(word, previous));
+    i += 1;
+    const values = takeValues(token.def, token.name, token.inline, argv, i);
+    i += token.inline === undefined ? values.length : 0;
+    apply(draft, token.def, token.name, values);
+    previous = { def: token.def, name: token.name };
+  }
+  return finish(draft);
+}
+
+function takeValues(
+  def: OptionDef,
+  name: string,
+  inline: string | undefined,
+  argv: readonly string[],
+  at: number,
+) {
+  if (inline !== undefined) {
+    if (def.arity === 'one' || def.arity === 'optional') return [inline];
+    const how = def.arity === 'none' ? 'takes no value' : `takes its values as separate words: ${name} A B`;
+    throw usageError(`${name}=${inline}: ${name} ${how}`);
+  }
+  if (def.arity === 'none') return [];
+  const values: string[] = [];
+  for (let j = at; j < argv.length; j++) {
+    const word = argv[j] ?? '';
+    if (word === '--' || classifyToken(word).kind === 'option') break;
+    values.push(word);
+    if (def.arity !== 'many') break;
+  }
+  if (values.length === 0 && def.arity !== 'optional') {
+    const what = def.arity === 'one' ? 'a value' : 'at least one value';
+    throw usageError(`${name} expects ${what}; ${PRELAUNCH_USAGE}`);
+  }
+  return values;
+}
+
+type Draft = Partial<PrelaunchSpec> & Pick<PrelaunchSpec, 'args' | 'posArgs' | 'flags'>;
+
+function apply(draft: Draft, def: OptionDef, name: string, values: string[]): void {
+  const first = values[0] ?? '';
+  switch (def.key) {
+    case 'command':
+      draft.command = first;
+      return;
+    case 'jobname':
+      draft.jobname = first;
+      return;
+    case 'jobfile':
+      draft.jobfile = first;
+      return;
+    case 'argMode':
+      if (!ARG_MODES.includes(first as ArgMode)) {
+        throw usageError(`+arg-mode ${JSON.stringify(first)} is not a mode; use argparse or hydra`);
+      }
+      draft.argMode = first as ArgMode;
+      return;
+    case 'arg':
+      draft.args.push({ name: first, values: values.slice(1) });
+      return;
+    case 'posArg':
+      draft.posArgs.push(values);
+      return;
+    case 'flag':
+      draft.flags.push(first);
+      return;
+    case 'tag':
+      if (values.length > 0 && first === '')
+        throw usageError('+tag is empty; give the option name, e.g. +tag --tag');
+      draft.tag = values.length > 0 ? first : '--tag';
+      return;
+    case 'tagArgs':
+      draft.tagArgs = values;
+      return;
+    case 'noTagNumber':
+      draft.noTagNumber = true;
+      return;
+    case 'append':
+      draft.append = true;
+      return;
+    case 'quiet':
+      draft.quiet = true;
+      return;
+    case 'help':
+      throw usageError(`${name} asks for help and takes no other arguments; ${PRELAUNCH_USAGE}`);
+  }
+}
+
+function finish(draft: Draft): PrelaunchSpec {
+  if (draft.command === undefined) throw usageError(`+command is required; ${PRELAUNCH_USAGE}`);
+  if (draft.command.trim() === '')
+    throw usageError('+command is empty; give the base command, e.g. +command ./train');
+  if (draft.jobname === undefined) throw usageError(`+jobname is required; ${PRELAUNCH_USAGE}`);
+  const jobname = validateJobname(draft.jobname);
+  if (draft.jobfile !== undefined) jobfilePath(draft.jobfile, jobname);
+  const spec: PrelaunchSpec = {
+    command: draft.command,
+    jobname,
+    argMode: draft.argMode ?? 'argparse',
+    args: draft.args,
+    posArgs: draft.posArgs,
+    flags: draft.flags,
+    noTagNumber: draft.noTagNumber ?? false,
+    append: draft.append ?? false,
+    quiet: draft.quiet ?? false,
+  };
+  if (draft.jobfile !== undefined) spec.jobfile = draft.jobfile;
+  if (draft.tag !== undefined) spec.tag = draft.tag;
+  if (draft.tagArgs !== undefined) spec.tagArgs = draft.tagArgs;
+  return spec;
+}
+
+function strayValueMessage(word: string, previous: { def: OptionDef; name: string } | undefined): string {
+  const shown = JSON.stringify(word);
+  if (previous === undefined) return `unexpected value ${shown} before any option; ${PRELAUNCH_USAGE}`;
+  let hint = 'quote a value that has spaces, e.g. +command "python train.py"';
+  if (previous.def.arity === 'none') hint = `${previous.name} takes no value`;
+  if (previous.def.key === 'flag') hint = '+flag takes one flag: repeat +flag for each';
+  return `unexpected value ${shown} after ${previous.name}: ${hint}`;
+}
