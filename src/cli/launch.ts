@@ -10,7 +10,7 @@ import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { createLaunch } from '../ledger/launches.js';
 import { launchCounts } from '../ledger/queries.js';
-import type { GroupFile } from '../runner/group.js';
+import type { GroupFile, LaunchFile } from '../runner/group.js';
 import { writeFileAtomic } from '../runner/group.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
@@ -203,12 +203,11 @@ async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<num
   );
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
   fs.mkdirSync(launch.dir, { recursive: true });
-  const group: GroupFile = {
+  const launchFile: LaunchFile = {
     v: 1,
     job: jobname,
     launch: launch.id,
-    group: 1,
-    tasks: tasks.map((t) => ({ id: t.id, command: t.command, attempt: t.attempt })),
+    groups: { '1': tasks.map((t) => ({ id: t.id, command: t.command, attempt: t.attempt })) },
     ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
     ...(opts.cpus !== undefined ? { cpusPerTask: opts.cpus } : {}),
     ...(options.gpusPerTask !== undefined ? { gpusPerTask: options.gpusPerTask } : {}),
@@ -224,11 +223,13 @@ async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<num
     ...((opts.venv ?? config.venv) ? { venv: path.resolve(opts.venv ?? config.venv!) } : {}),
     cwd: process.cwd(),
   };
-  const groupPath = path.join(launch.dir, 'group-1.json');
-  writeFileAtomic(groupPath, JSON.stringify(group));
+  const launchPath = path.join(launch.dir, 'launch.json');
+  writeFileAtomic(launchPath, JSON.stringify(launchFile));
+  const { groups, ...settings } = launchFile;
+  const group: GroupFile = { ...settings, group: '1', tasks: groups['1']! };
 
   if (opts.detach) {
-    const h = runDetached(ws.ledger, groupPath, group, launch.dir);
+    const h = runDetached(ws.ledger, launchPath, group, launch.dir);
     if (opts.json)
       printJson({
         jobname,

@@ -8,6 +8,7 @@ import { registerLogs } from './logs.js';
 import { reportError } from './output.js';
 import { registerPrelaunch } from './prelaunch.js';
 import { registerRunner } from './runner.js';
+import { self } from './self.js';
 import { registerStatus } from './status.js';
 
 /** Build the `drover` command line. */
@@ -45,10 +46,9 @@ Exit codes: 0 success, 1 the work failed, 2 bad usage or input.`,
 }
 
 /** Run the CLI with `argv` (the arguments after `drover`). */
-export async function main(argv: string[]): Promise<void> {
-  const { createRequire } = await import('node:module');
-  const version = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
-  const program = buildProgram(version);
+export async function main(argv: string[], facts: { version: string; bin: string }): Promise<void> {
+  Object.assign(self, facts);
+  const program = buildProgram(facts.version);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type AttemptRecord, parseRecords } from '../runner/records.js';
+import { type AttemptRecord, parseRecords, type StartRecord } from '../runner/records.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { recordEnd, recordSkip, recordStart } from './transitions.js';
+import { addLaunchTimes, recordAttempt, recordEnd, recordSkip, recordStart } from './transitions.js';
 
 /** The folder where a launch's runners write their record files. */
 export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
@@ -31,40 +31,63 @@ function readNew(file: string, offset: number): { text: string; end: number } | 
   }
 }
 
-/** Apply one record to the ledger (inside a transaction). */
-function apply(ledger: Ledger, launch: LaunchRow, file: string, r: AttemptRecord): void {
-  switch (r.type) {
-    case 'runner':
-      ledger
-        .stmt(
-          `INSERT INTO runners (launch_id, name, host, pid, pid_start, started_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT DO NOTHING`,
-        )
-        .run(launch.id, r.runner, r.host, r.pid, r.pid_start, r.at);
-      ledger
-        .stmt('INSERT OR IGNORE INTO runner_files (launch_id, path, runner) VALUES (?, ?, ?)')
-        .run(launch.id, file, r.runner);
-      return;
-    case 'start':
-      recordStart(ledger, launch.job_id, launch.id, r);
-      return;
-    case 'end':
-      recordEnd(ledger, launch.job_id, launch.id, r);
-      return;
-    case 'skip':
-      recordSkip(ledger, launch.job_id, launch.id, r);
-      return;
-    case 'runner-end': {
-      const row = ledger.stmt('SELECT runner FROM runner_files WHERE path = ?').get(file) as
-        | { runner: string }
-        | undefined;
-      if (row)
+/**
+ * Apply a batch of records in order (inside a transaction). A start whose end is in the same batch is held
+ * back and applied together with its end as one transition: that is the common case for short tasks.
+ */
+function applyBatch(ledger: Ledger, launch: LaunchRow, file: string, records: AttemptRecord[]): void {
+  const held = new Map<string, StartRecord>();
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let busy = 0;
+  for (const r of records) {
+    switch (r.type) {
+      case 'runner':
         ledger
-          .stmt('UPDATE runners SET ended_at = ? WHERE launch_id = ? AND name = ?')
-          .run(r.at, launch.id, row.runner);
-      return;
+          .stmt(
+            `INSERT INTO runners (launch_id, name, host, pid, pid_start, started_at) VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT DO NOTHING`,
+          )
+          .run(launch.id, r.runner, r.host, r.pid, r.pid_start, r.at);
+        ledger
+          .stmt('INSERT OR IGNORE INTO runner_files (launch_id, path, runner) VALUES (?, ?, ?)')
+          .run(launch.id, file, r.runner);
+        break;
+      case 'start':
+        held.set(`${r.task}.${r.attempt}`, r);
+        break;
+      case 'end': {
+        const key = `${r.task}.${r.attempt}`;
+        const start = held.get(key);
+        if (start && recordAttempt(ledger, launch.job_id, launch.id, start, r)) {
+          held.delete(key);
+          first = Math.min(first, start.at);
+          last = Math.max(last, r.at);
+          busy += r.at - start.at;
+        } else {
+          if (start) held.delete(key);
+          recordEnd(ledger, launch.job_id, launch.id, r);
+        }
+        break;
+      }
+      case 'skip':
+        recordSkip(ledger, launch.job_id, launch.id, r);
+        break;
+      case 'runner-end': {
+        const row = ledger.stmt('SELECT runner FROM runner_files WHERE path = ?').get(file) as
+          | { runner: string }
+          | undefined;
+        if (row) {
+          ledger
+            .stmt('UPDATE runners SET ended_at = ? WHERE launch_id = ? AND name = ?')
+            .run(r.at, launch.id, row.runner);
+        }
+        break;
+      }
     }
   }
+  for (const start of held.values()) recordStart(ledger, launch.job_id, launch.id, start);
+  if (busy > 0 || Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
 }
 
 /**
@@ -90,7 +113,7 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
       const chunk = readNew(file, row?.offset ?? 0);
       if (!chunk) return 0;
       const { records } = parseRecords(chunk.text);
-      for (const r of records) apply(ledger, launch, file, r);
+      applyBatch(ledger, launch, file, records);
       ledger
         .stmt(
           'INSERT INTO ingested (path, offset) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET offset = excluded.offset',

@@ -55,18 +55,24 @@ export function createLaunch(
     const id = Number(info.lastInsertRowid);
     const dir = dirOf(id);
     ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
-    const addTask = ledger.stmt(
-      "INSERT INTO launch_tasks (launch_id, task_id, state) VALUES (?, ?, 'queued')",
-    );
-    const queue = ledger.stmt(
-      "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id = ? RETURNING command, tag, attempts",
-    );
-    const tasks: LaunchTask[] = [];
-    for (const taskId of taskIds) {
-      addTask.run(id, taskId);
-      const t = queue.get(id, job.id, taskId) as { command: string; tag: string; attempts: number };
-      tasks.push({ id: taskId, command: t.command, tag: t.tag, attempt: t.attempts + 1 });
-    }
+    // Set-based statements: one call each for the whole task list, whatever its size.
+    const ids = JSON.stringify(taskIds);
+    ledger
+      .stmt(
+        "INSERT INTO launch_tasks (launch_id, task_id, state) SELECT ?, value, 'queued' FROM json_each(?)",
+      )
+      .run(id, ids);
+    ledger
+      .stmt(
+        "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
+      )
+      .run(id, job.id, ids);
+    const tasks = ledger
+      .stmt(
+        `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks
+           WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+      )
+      .all(job.id, ids) as LaunchTask[];
     return { launch: getLaunch(ledger, id)!, tasks };
   });
 }

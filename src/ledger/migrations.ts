@@ -36,7 +36,10 @@ export const MIGRATIONS: readonly string[] = [
     dir         TEXT NOT NULL,               -- launch folder under .drover/jobs/<job>/launches/
     options     TEXT NOT NULL,               -- JSON: resources, retries, slots ...
     handles     TEXT NOT NULL DEFAULT '{}',  -- JSON: backend handles (runner pid, array ids, ...)
-    open        INTEGER NOT NULL DEFAULT 1   -- 1 while some of its tasks may still change state
+    open        INTEGER NOT NULL DEFAULT 1,  -- 1 while some of its tasks may still change state
+    first_start REAL,                        -- when its first attempt started (kept by ingestion)
+    last_end    REAL,                        -- when its last attempt so far ended
+    busy        REAL NOT NULL DEFAULT 0      -- seconds its attempts ran, summed
   );
   CREATE INDEX launches_job ON launches (job_id, id);
   CREATE TABLE launch_tasks (
@@ -62,9 +65,11 @@ export const MIGRATIONS: readonly string[] = [
     stdout_path TEXT,
     stderr_path TEXT,
     reason      TEXT,                        -- why it ended so, when known (e.g. scheduler reason)
+    duration    REAL GENERATED ALWAYS AS (ended_at - started_at) VIRTUAL,
     PRIMARY KEY (job_id, task_id, attempt)
   ) WITHOUT ROWID;
   CREATE INDEX attempts_launch ON attempts (launch_id, task_id);
+  CREATE INDEX attempts_duration ON attempts (job_id, duration);
   CREATE TABLE runners (
     launch_id   INTEGER NOT NULL REFERENCES launches(id),
     name        TEXT NOT NULL,               -- unique within the launch (group and host/pid)

@@ -37,12 +37,11 @@ export function launchTimes(
   ledger: Ledger,
   launchId: number,
 ): { first_start: number | null; last_end: number | null; busy: number | null } {
-  return ledger
-    .stmt(
-      `SELECT min(started_at) AS first_start, max(ended_at) AS last_end, sum(ended_at - started_at) AS busy
-       FROM attempts WHERE launch_id = ?`,
-    )
-    .get(launchId) as { first_start: number | null; last_end: number | null; busy: number | null };
+  return ledger.stmt('SELECT first_start, last_end, busy FROM launches WHERE id = ?').get(launchId) as {
+    first_start: number | null;
+    last_end: number | null;
+    busy: number | null;
+  };
 }
 
 /** The longest-running ended attempts of a job. */
@@ -53,8 +52,8 @@ export function slowestAttempts(
 ): { task: number; attempt: number; seconds: number; state: State }[] {
   return ledger
     .stmt(
-      `SELECT task_id AS task, attempt, ended_at - started_at AS seconds, state FROM attempts
-       WHERE job_id = ? AND ended_at IS NOT NULL AND started_at IS NOT NULL ORDER BY seconds DESC LIMIT ?`,
+      `SELECT task_id AS task, attempt, duration AS seconds, state FROM attempts
+       WHERE job_id = ? AND duration IS NOT NULL ORDER BY job_id DESC, duration DESC LIMIT ?`,
     )
     .all(jobId, limit) as { task: number; attempt: number; seconds: number; state: State }[];
 }

@@ -41,6 +41,9 @@ export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: 
   ledger
     .stmt('UPDATE tasks SET attempts = max(attempts, ?) WHERE job_id = ? AND id = ?')
     .run(r.attempt, jobId, r.task);
+  ledger
+    .stmt('UPDATE launches SET first_start = min(coalesce(first_start, ?), ?) WHERE id = ?')
+    .run(r.at, r.at, launchId);
   setTaskState(ledger, jobId, launchId, r.task, 'running', null);
 }
 
@@ -53,6 +56,13 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
     )
     .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt);
   if (info.changes === 0) return;
+  ledger
+    .stmt(
+      `UPDATE launches SET last_end = max(coalesce(last_end, ?), ?),
+       busy = busy + coalesce(? - (SELECT started_at FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?), 0)
+       WHERE id = ?`,
+    )
+    .run(r.at, r.at, r.at, jobId, r.task, r.attempt, launchId);
   const latest = ledger
     .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
     .get(jobId, r.task, launchId) as { a: number };
@@ -84,18 +94,84 @@ export function markUnfinished(
     .stmt("SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
     .all(launchId) as { task_id: number }[];
   const wanted = taskIds === 'all' ? undefined : new Set(taskIds);
-  const now = Date.now() / 1000;
   const changed: number[] = [];
   for (const { task_id } of rows) {
     if (wanted && !wanted.has(task_id)) continue;
+    // The end time stays unknown (NULL): a late record from the runner may still say what really happened.
     ledger
       .stmt(
-        `UPDATE attempts SET state = ?, ended_at = ?, reason = ?
-         WHERE launch_id = ? AND task_id = ? AND ended_at IS NULL`,
+        'UPDATE attempts SET state = ?, reason = ? WHERE launch_id = ? AND task_id = ? AND ended_at IS NULL',
       )
-      .run(state, now, reason, launchId, task_id);
+      .run(state, reason, launchId, task_id);
     setTaskState(ledger, jobId, launchId, task_id, state, null);
     changed.push(task_id);
   }
   return changed;
+}
+
+/**
+ * Transition: a whole attempt at once (queued → running → a terminal state), for a start and its end found in
+ * the same batch of records: one insert and two updates instead of the two transitions' eight statements.
+ * The launch's time totals are the caller's to add (once per batch). Idempotent.
+ */
+export function recordAttempt(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  s: StartRecord,
+  e: EndRecord,
+): boolean {
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, host,
+         slot, gpus, pid, stdout_path, stderr_path, reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(
+      jobId,
+      s.task,
+      s.attempt,
+      launchId,
+      e.state,
+      e.exit_code,
+      e.signal,
+      s.at,
+      e.at,
+      s.host,
+      s.slot,
+      s.gpus,
+      s.pid,
+      s.out,
+      s.err,
+      e.reason ?? null,
+    );
+  if (info.changes === 0) return false;
+  ledger
+    .stmt('UPDATE launch_tasks SET state = ? WHERE launch_id = ? AND task_id = ?')
+    .run(e.state, launchId, s.task);
+  ledger
+    .stmt(
+      `UPDATE tasks SET attempts = max(attempts, ?),
+         state = CASE WHEN last_launch_id = ? THEN ? ELSE state END,
+         exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
+       WHERE job_id = ? AND id = ?`,
+    )
+    .run(s.attempt, launchId, e.state, launchId, e.exit_code, jobId, s.task);
+  return true;
+}
+
+/** Add a batch's attempt times to its launch's totals. */
+export function addLaunchTimes(
+  ledger: Ledger,
+  launchId: number,
+  firstStart: number,
+  lastEnd: number,
+  busy: number,
+): void {
+  ledger
+    .stmt(
+      `UPDATE launches SET first_start = min(coalesce(first_start, ?), ?), last_end = max(coalesce(last_end, ?), ?),
+       busy = busy + ? WHERE id = ?`,
+    )
+    .run(firstStart, firstStart, lastEnd, lastEnd, busy, launchId);
 }

@@ -1,17 +1,29 @@
 import fs from 'node:fs';
 
 /**
- * A group file: everything a runner needs to run its share of a launch, written by the launching CLI into the
- * launch folder. A runner reads only this file and writes only its record file and the tasks' logs.
+ * What one runner runs: its group of a launch's tasks and how to run them. A runner reads only this (from the
+ * launch file) and writes only its record file and the tasks' logs.
  */
-export interface GroupFile {
+export interface GroupFile extends RunSettings {
+  /** The group's key within the launch (`1` for a local launch; the array index for cluster launches). */
+  group: string;
+  /** Tasks in the order they should start. */
+  tasks: GroupTask[];
+}
+
+/**
+ * The launch file (`launch.json` in the launch folder), written once by the launching CLI: the settings every
+ * runner of the launch shares, and each group's tasks by key.
+ */
+export interface LaunchFile extends RunSettings {
+  groups: Record<string, GroupTask[]>;
+}
+
+/** Settings shared by every runner of a launch. */
+export interface RunSettings {
   v: 1;
   job: string;
   launch: number;
-  /** Group number within the launch (1 for a local launch; array element for packed cluster launches). */
-  group: number;
-  /** Tasks in the order they should start. */
-  tasks: GroupTask[];
   /** Explicit slot count; omitted → CPUs available / cpusPerTask. */
   maxTasks?: number;
   cpusPerTask?: number;
@@ -62,7 +74,13 @@ export function writeFileAtomic(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
-/** Read a group file. */
-export function readGroupFile(file: string): GroupFile {
-  return JSON.parse(fs.readFileSync(file, 'utf8')) as GroupFile;
+/** Read a launch file and take one group from it (the only one when `key` is omitted). */
+export function readGroup(file: string, key?: string): GroupFile {
+  const { groups, ...settings } = JSON.parse(fs.readFileSync(file, 'utf8')) as LaunchFile;
+  const keys = Object.keys(groups);
+  const k = key ?? (keys.length === 1 ? keys[0]! : undefined);
+  if (k === undefined) throw new Error(`${file} has ${keys.length} groups: say which with --group`);
+  const tasks = groups[k];
+  if (!tasks) throw new Error(`${file} has no group '${k}'`);
+  return { ...settings, group: k, tasks };
 }

@@ -3,11 +3,12 @@ import path from 'node:path';
 import type { TerminalState } from '../ledger/states.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
+import { ForkServer, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { processStartTime, shortHostname } from './proc.js';
 import { nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import { signalGroup, startProcess } from './spawner.js';
+import { type Execution, type Executor, NodeExecutor, signalGroup } from './spawner.js';
 
 /** What the runner tells its caller as it goes (for live progress). */
 export interface RunnerHooks {
@@ -30,12 +31,15 @@ interface Queued {
   retry: number;
 }
 
-interface Running extends Queued {
+interface InFlight extends Queued {
+  exec: Execution;
   pid: number | null;
-  slot: Slot;
   stopReason: 'timeout' | 'cancel' | null;
   timers: NodeJS.Timeout[];
 }
+
+/** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
+const LOOKAHEAD_PER_SLOT = 2;
 
 /**
  * Runs a group of tasks with N slots: each task in its own process group with its own log files and
@@ -48,12 +52,11 @@ export class Runner {
   readonly slots: Slot[];
   private readonly queue: Queued[] = [];
   private readonly waiting = new Map<number, { q: Queued; timer: NodeJS.Timeout }>();
-  private readonly running = new Map<number, Running>();
-  private readonly free: Slot[];
+  private readonly inFlight = new Set<InFlight>();
   private readonly summary: RunnerSummary = {};
   private readonly writer: RecordWriter;
   private readonly host = shortHostname();
-  private readonly baseEnv: NodeJS.ProcessEnv;
+  private readonly executor: Executor;
   private readonly seenCancels = new Set<string>();
   private cancelledAll = false;
   private finish: ((s: RunnerSummary) => void) | undefined;
@@ -71,18 +74,23 @@ export class Runner {
       gpusPerTask: group.gpusPerTask,
       visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
     });
-    this.free = [...this.slots].reverse();
     this.name = `g${group.group}.${this.host}.${process.pid}`;
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
     this.recordsFile = path.join(group.recordsDir, `${this.name}.jsonl`);
     this.writer = new RecordWriter(this.recordsFile);
-    this.baseEnv = { ...env, ...group.env, DROVER_JOBNAME: group.job, DROVER_LAUNCH: String(group.launch) };
+    const baseEnv: NodeJS.ProcessEnv = {
+      ...env,
+      ...group.env,
+      DROVER_JOBNAME: group.job,
+      DROVER_LAUNCH: String(group.launch),
+    };
     if (group.venv) {
-      this.baseEnv.VIRTUAL_ENV = group.venv;
-      this.baseEnv.PATH = `${path.join(group.venv, 'bin')}:${env.PATH ?? ''}`;
+      baseEnv.VIRTUAL_ENV = group.venv;
+      baseEnv.PATH = `${path.join(group.venv, 'bin')}:${env.PATH ?? ''}`;
     }
     for (const task of group.tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
+    this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER);
   }
 
   /** Run every task to an end; resolves with the counts once no task process is left. */
@@ -125,7 +133,7 @@ export class Runner {
       this.waiting.delete(id);
       this.skip(id);
     }
-    for (const r of this.running.values()) if (hit(r.task.id)) this.stop(r, 'cancel');
+    for (const f of this.inFlight) if (hit(f.task.id)) this.stop(f, 'cancel');
     this.maybeFinish();
   }
 
@@ -163,53 +171,79 @@ export class Runner {
   }
 
   private pump(): void {
-    while (this.free.length > 0 && this.queue.length > 0) this.start(this.queue.shift()!, this.free.pop()!);
+    const limit = this.slots.length * LOOKAHEAD_PER_SLOT;
+    while (this.inFlight.size < limit && this.queue.length > 0) this.submit(this.queue.shift()!);
     this.maybeFinish();
   }
 
-  private start(q: Queued, slot: Slot): void {
+  private submit(q: Queued): void {
     const { task, attempt } = q;
     const out = path.join(this.group.logDir, `${task.id}.${attempt}.out`);
     const err = path.join(this.group.logDir, `${task.id}.${attempt}.err`);
-    const env: NodeJS.ProcessEnv = {
-      ...this.baseEnv,
-      DROVER_TASK_ID: String(task.id),
-      DROVER_ATTEMPT: String(attempt),
-      DROVER_SLOT: String(slot.index),
-    };
-    if (slot.gpus.length > 0) env.CUDA_VISIBLE_DEVICES = slot.gpus.join(',');
     const command = wrapCommand(task.command, this.group.header, this.group.footer);
-    const started = startProcess({ argv: commandArgv(command), env, cwd: this.group.cwd, out, err });
-    const r: Running = { ...q, pid: started.pid, slot, stopReason: null, timers: [] };
-    const key = started.pid ?? -task.id;
-    this.running.set(key, r);
-    this.writer.write({
-      type: 'start',
-      task: task.id,
-      attempt,
-      at: nowSec(),
-      pid: started.pid ?? 0,
-      slot: slot.index,
-      gpus: slot.gpus.length > 0 ? slot.gpus.join(',') : null,
-      host: this.host,
+    const exec = this.executor.submit({
+      argv: commandArgv(command),
+      taskEnv: { DROVER_TASK_ID: String(task.id), DROVER_ATTEMPT: String(attempt) },
+      cwd: this.group.cwd,
       out,
       err,
     });
-    this.hooks.onStart?.(task.id, attempt, slot.index);
-    if (this.group.taskTimeout !== undefined && started.pid !== null) {
-      r.timers.push(setTimeout(() => this.stop(r, 'timeout'), this.group.taskTimeout * 1000));
-    }
-    started.exited.then(({ exitCode, signal }) => {
-      for (const t of r.timers) clearTimeout(t);
-      // What the stopped task left behind in its group goes too.
-      if (r.stopReason !== null && r.pid !== null) signalGroup(r.pid, 'SIGKILL');
-      this.running.delete(key);
-      this.free.push(slot);
+    const f: InFlight = { ...q, exec, pid: null, stopReason: null, timers: [] };
+    this.inFlight.add(f);
+    let slot = -1;
+    exec.started.then((s) => {
+      if (s === null) return;
+      f.pid = s.pid;
+      slot = s.slot;
+      const gpus = this.slots[s.slot]?.gpus ?? [];
+      this.writer.write({
+        type: 'start',
+        task: task.id,
+        attempt,
+        at: nowSec(),
+        pid: s.pid,
+        slot: s.slot,
+        gpus: gpus.length > 0 ? gpus.join(',') : null,
+        host: this.host,
+        out,
+        err,
+      });
+      this.hooks.onStart?.(task.id, attempt, s.slot);
+      if (f.stopReason !== null) this.signalStop(f);
+      else if (this.group.taskTimeout !== undefined) {
+        f.timers.push(setTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
+      }
+    });
+    exec.exited.then((exit) => {
+      for (const t of f.timers) clearTimeout(t);
+      this.inFlight.delete(f);
+      if (exit === null) {
+        this.skip(task.id); // withdrawn before it started
+        this.pump();
+        return;
+      }
+      // What a stopped task left behind in its group goes too.
+      if (f.stopReason !== null && f.pid !== null) signalGroup(f.pid, 'SIGKILL');
+      if (f.pid === null) {
+        // It could not be started: record the attempt and its failure all the same.
+        this.writer.write({
+          type: 'start',
+          task: task.id,
+          attempt,
+          at: nowSec(),
+          pid: 0,
+          slot,
+          gpus: null,
+          host: this.host,
+          out,
+          err,
+        });
+      }
       let state: TerminalState;
-      if (r.stopReason === 'cancel') state = 'cancelled';
-      else if (r.stopReason === 'timeout') state = 'timeout';
-      else if (signal) state = 'killed';
-      else state = exitCode === 0 ? 'succeeded' : 'failed';
+      if (f.stopReason === 'cancel') state = 'cancelled';
+      else if (f.stopReason === 'timeout') state = 'timeout';
+      else if (exit.signal) state = 'killed';
+      else state = exit.exitCode === 0 ? 'succeeded' : 'failed';
       const willRetry =
         state !== 'succeeded' && state !== 'cancelled' && q.retry < this.group.retries && !this.cancelledAll;
       this.writer.write({
@@ -218,11 +252,11 @@ export class Runner {
         attempt,
         at: nowSec(),
         state,
-        exit_code: exitCode,
-        signal,
-        ...(r.stopReason === 'timeout' ? { reason: `time limit of ${this.group.taskTimeout} s` } : {}),
+        exit_code: exit.exitCode,
+        signal: exit.signal,
+        ...(f.stopReason === 'timeout' ? { reason: `time limit of ${this.group.taskTimeout} s` } : {}),
       });
-      this.hooks.onEnd?.(task.id, attempt, state, exitCode, willRetry);
+      this.hooks.onEnd?.(task.id, attempt, state, exit.exitCode, willRetry);
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });
       else this.count(state);
       this.pump();
@@ -239,21 +273,43 @@ export class Runner {
     this.waiting.set(q.task.id, { q, timer });
   }
 
-  private stop(r: Running, reason: 'timeout' | 'cancel'): void {
-    if (r.stopReason !== null || r.pid === null) return;
-    r.stopReason = reason;
-    signalGroup(r.pid, 'SIGTERM');
-    const pid = r.pid;
-    r.timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
+  private stop(f: InFlight, reason: 'timeout' | 'cancel'): void {
+    if (f.stopReason !== null) return;
+    f.stopReason = reason;
+    if (f.pid !== null) this.signalStop(f);
+    else this.executor.withdraw(f.exec); // if it starts meanwhile, it is stopped as soon as its pid is known
+  }
+
+  /** SIGTERM to the task's process group, SIGKILL after the grace period. */
+  private signalStop(f: InFlight): void {
+    const pid = f.pid!;
+    signalGroup(pid, 'SIGTERM');
+    f.timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
   private maybeFinish(): void {
-    if (!this.finish || this.queue.length > 0 || this.waiting.size > 0 || this.running.size > 0) return;
+    if (!this.finish || this.queue.length > 0 || this.waiting.size > 0 || this.inFlight.size > 0) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
     this.writer.write({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
     this.writer.close();
+    this.executor.close();
     const finish = this.finish;
     this.finish = undefined;
     finish(this.summary);
   }
+}
+
+/**
+ * The Perl fork server when Perl is there (fast: see forkserver-source.ts), else Node's spawn.
+ * DROVER_SPAWNER=node|perl forces one.
+ */
+function chooseExecutor(
+  slots: readonly Slot[],
+  baseEnv: NodeJS.ProcessEnv,
+  cwd: string,
+  wanted: string | undefined,
+): Executor {
+  if (wanted === 'node') return new NodeExecutor(slots, baseEnv);
+  if (wanted === 'perl' || perlAvailable()) return new ForkServer(slots, baseEnv, cwd);
+  return new NodeExecutor(slots, baseEnv);
 }

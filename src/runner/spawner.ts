@@ -1,10 +1,18 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import type { Slot } from './slots.js';
+
+/**
+ * Executors start task processes in slots. The runner submits tasks ahead of free slots; the executor starts
+ * each, in submission order, the moment a slot is free, so no round trip through the runner sits between one
+ * task's end and the next one's start. Two implementations: the Perl fork server (fast) and Node's spawn.
+ */
 
 /** What it takes to start one task process. */
-export interface SpawnRequest {
+export interface TaskRequest {
   argv: string[];
-  env: NodeJS.ProcessEnv;
+  /** Variables of this task on top of the shared environment (DROVER_TASK_ID, DROVER_ATTEMPT, ...). */
+  taskEnv: Record<string, string>;
   cwd: string;
   /** Log files for stdout and stderr (created or truncated). */
   out: string;
@@ -17,41 +25,112 @@ export interface ProcessExit {
   signal: NodeJS.Signals | null;
 }
 
-/** A started task process. */
-export interface Started {
-  /** Its pid, which is also its process group id; null when it could not be started. */
-  pid: number | null;
-  /** Resolves when it has ended. */
-  exited: Promise<ProcessExit>;
+/** A submitted task: when and where it started, and how it ended. */
+export interface Execution {
+  /** Its pid (also its process group id) and slot once started; null if withdrawn or never started. */
+  started: Promise<{ pid: number; slot: number } | null>;
+  /** How it ended; null if it was withdrawn before starting. */
+  exited: Promise<ProcessExit | null>;
+}
+
+/** Starts submitted tasks in free slots. */
+export interface Executor {
+  submit(req: TaskRequest): Execution;
+  /** Withdraw a submitted task that has not started; false if it already started. */
+  withdraw(e: Execution): void;
+  /** No more submissions: release the executor once its tasks have ended. */
+  close(): void;
+}
+
+/** The variables a slot gives its tasks. */
+export function slotEnv(slot: Slot): Record<string, string> {
+  const env: Record<string, string> = { DROVER_SLOT: String(slot.index) };
+  if (slot.gpus.length > 0) env.CUDA_VISIBLE_DEVICES = slot.gpus.join(',');
+  return env;
+}
+
+interface Queued {
+  req: TaskRequest;
+  e: Execution;
+  resolveStarted(v: { pid: number; slot: number } | null): void;
+  resolveExit(v: ProcessExit | null): void;
 }
 
 /**
- * Start a task in its own process group (so a stop reaches everything it started) with stdout and stderr
- * going straight to its log files: no pipes through the runner. A program that cannot be executed ends like
- * it would in a shell: exit 127 with the reason in its stderr log.
+ * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
+ * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
+ * the reason in its stderr log. Used when Perl is not available (or DROVER_SPAWNER=node).
  */
-export function startProcess(req: SpawnRequest): Started {
-  const out = fs.openSync(req.out, 'w');
-  const err = fs.openSync(req.err, 'w');
-  try {
-    const child = spawn(req.argv[0]!, req.argv.slice(1), {
-      cwd: req.cwd,
-      env: req.env,
-      stdio: ['ignore', out, err],
-      detached: true,
-    });
-    const exited = new Promise<ProcessExit>((resolve) => {
-      child.once('exit', (exitCode, signal) => resolve({ exitCode, signal }));
-      child.once('error', (e: NodeJS.ErrnoException) => {
-        if (child.pid !== undefined) return; // an error after start (e.g. kill failed): 'exit' still comes
-        fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
-        resolve({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null });
+export class NodeExecutor implements Executor {
+  private readonly queue: Queued[] = [];
+  private readonly free: Slot[];
+  constructor(
+    slots: readonly Slot[],
+    private readonly baseEnv: NodeJS.ProcessEnv,
+  ) {
+    this.free = [...slots].reverse();
+  }
+
+  submit(req: TaskRequest): Execution {
+    let resolveStarted!: Queued['resolveStarted'];
+    let resolveExit!: Queued['resolveExit'];
+    const e: Execution = {
+      started: new Promise((r) => {
+        resolveStarted = r;
+      }),
+      exited: new Promise((r) => {
+        resolveExit = r;
+      }),
+    };
+    this.queue.push({ req, e, resolveStarted, resolveExit });
+    this.pump();
+    return e;
+  }
+
+  withdraw(e: Execution): void {
+    const i = this.queue.findIndex((q) => q.e === e);
+    if (i < 0) return;
+    const [q] = this.queue.splice(i, 1);
+    q!.resolveStarted(null);
+    q!.resolveExit(null);
+  }
+
+  close(): void {}
+
+  private pump(): void {
+    while (this.free.length > 0 && this.queue.length > 0) this.start(this.queue.shift()!, this.free.pop()!);
+  }
+
+  private start(q: Queued, slot: Slot): void {
+    const { req } = q;
+    const out = fs.openSync(req.out, 'w');
+    const err = fs.openSync(req.err, 'w');
+    try {
+      const child = spawn(req.argv[0]!, req.argv.slice(1), {
+        cwd: req.cwd,
+        env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
+        stdio: ['ignore', out, err],
+        detached: true,
       });
-    });
-    return { pid: child.pid ?? null, exited };
-  } finally {
-    fs.closeSync(out);
-    fs.closeSync(err);
+      const done = (v: ProcessExit) => {
+        this.free.push(slot);
+        q.resolveExit(v);
+        this.pump();
+      };
+      if (child.pid !== undefined) {
+        q.resolveStarted({ pid: child.pid, slot: slot.index });
+        child.once('exit', (exitCode, signal) => done({ exitCode, signal }));
+      } else {
+        child.once('error', (e: NodeJS.ErrnoException) => {
+          fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+          q.resolveStarted(null);
+          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null });
+        });
+      }
+    } finally {
+      fs.closeSync(out);
+      fs.closeSync(err);
+    }
   }
 }
 

@@ -1,19 +1,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Progress } from '../../cli/progress.js';
+import { self } from '../../cli/self.js';
 import { setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { GroupFile } from '../../runner/group.js';
 import { processStartTime, shortHostname } from '../../runner/proc.js';
 import { Runner, type RunnerSummary } from '../../runner/runner.js';
 import type { LocalHandles } from './local.js';
-
-/** Path of the `drover` entry script, to start detached runners with the same drover. */
-export function droverBin(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../bin/drover.cjs');
-}
 
 /**
  * Run a local launch in the foreground: this process is the runner. SIGINT/SIGTERM cancel the tasks (TERM,
@@ -66,7 +61,7 @@ export function runDetached(
   launchDir: string,
 ): LocalHandles {
   const log = fs.openSync(path.join(launchDir, 'runner.log'), 'a');
-  const child = spawn(process.execPath, [droverBin(), 'runner', groupPath], {
+  const child = spawn(process.execPath, [self.bin, 'runner', groupPath], {
     detached: true,
     stdio: ['ignore', log, log],
     cwd: groupFile.cwd,

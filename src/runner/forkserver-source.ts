@@ -1,0 +1,108 @@
+/**
+ * The fork server's Perl source. Node's spawn forks the whole Node process and waits for the child's exec,
+ * ~3 ms of the runner's main thread per task, and a round trip through Node between one task's end and the
+ * next one's start costs as much again. This small Perl process holds a queue and the slots: it starts the
+ * next queued task the moment a slot frees. It is started with `perl -e`, reads messages on stdin and reports
+ * on stdout.
+ *
+ * Messages in: a decimal byte length, a newline, and that many bytes of NUL-terminated fields:
+ * - `E KEY=VALUE...`            the environment shared by every task (the server's own, inherited on fork)
+ * - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
+ * - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
+ * - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
+ * Reports out, one line each: `S id pid slot` (started; pid is also its process group id), `E id status` (ended:
+ * the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started).
+ *
+ * Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
+ * program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
+ * On end of input the server starts nothing more and exits once its tasks have ended; if input ends while
+ * tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after 5 s).
+ */
+export const FORKSERVER_PERL = String.raw`
+use strict; use warnings; use POSIX ();
+$| = 1;
+$SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 'IGNORE';
+pipe(my $wake_r, my $wake_w) or die "pipe: $!";
+{ my $old = select($wake_w); $| = 1; select($old); }
+$SIG{CHLD} = sub { syswrite($wake_w, 'c') };
+my (%slot_env, @free, @queue, %task_of, %slot_of);
+my $buf = ''; my $eof = 0; my $stop_at = 0;
+use Cwd (); my $start_dir = Cwd::getcwd();
+sub pairs { my %h; for my $kv (@_) { my $i = index($kv, '='); $h{substr($kv, 0, $i)} = substr($kv, $i + 1); } return %h; }
+sub reap {
+  while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    my $id = delete $task_of{$pid};
+    next unless defined $id;
+    push @free, delete $slot_of{$pid};
+    print "E\t$id\t$?\n";
+  }
+}
+sub launch {
+  while (@free && @queue) {
+    my $slot = shift @free;
+    my @f = @{ shift @queue };
+    my ($id, $cwd, $out, $err, $nargs) = splice(@f, 0, 5);
+    my @argv = splice(@f, 0, $nargs);
+    my $nenv = shift @f;
+    my @env = splice(@f, 0, $nenv);
+    my $pid = fork();
+    if (!defined $pid) { push @free, $slot; print "S\t$id\t0\t$slot\nE\t$id\t", (126 << 8), "\n"; next; }
+    if ($pid == 0) {
+      $SIG{$_} = 'DEFAULT' for qw(INT TERM PIPE HUP CHLD);
+      POSIX::setpgid(0, 0);
+      open(STDIN, '<', '/dev/null');
+      open(STDOUT, '>', $out) or POSIX::_exit(126);
+      open(STDERR, '>', $err) or POSIX::_exit(126);
+      if ($cwd ne $start_dir) { chdir($cwd) or do { print STDERR "drover: cannot enter $cwd: $!\n"; POSIX::_exit(126); }; }
+      my %task_env = (%{ $slot_env{$slot} || {} }, pairs(@env));
+      @ENV{keys %task_env} = values %task_env;
+      { no warnings 'exec'; exec { $argv[0] } @argv; }
+      my $code = $!{ENOENT} ? 127 : 126;
+      print STDERR "drover: cannot execute $argv[0]: $!\n";
+      POSIX::_exit($code);
+    }
+    $task_of{$pid} = $id;
+    $slot_of{$pid} = $slot;
+    print "S\t$id\t$pid\t$slot\n";
+  }
+}
+sub handle {
+  my @f = split(/\0/, $_[0], -1); pop @f;
+  my $kind = shift @f;
+  if ($kind eq 'E') { %ENV = pairs(@f); }
+  elsif ($kind eq 'L') { my $slot = shift @f; $slot_env{$slot} = { pairs(@f) }; push @free, $slot; }
+  elsif ($kind eq 'S') { push @queue, [@f]; }
+  elsif ($kind eq 'W') {
+    my $id = $f[0];
+    my $n = @queue;
+    @queue = grep { $_->[0] ne $id } @queue;
+    print "X\t$id\n" if @queue < $n;
+  }
+}
+while (1) {
+  reap();
+  launch() unless $eof;
+  if ($eof) {
+    last if !%task_of;
+    if (!$stop_at) { kill('TERM', -$_) for keys %task_of; $stop_at = time; }
+    elsif (time - $stop_at >= 5) { kill('KILL', -$_) for keys %task_of; }
+  }
+  my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
+  my $n = select(my $rout = $rin, undef, undef, $eof ? 1 : undef);
+  next if $n <= 0;
+  if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }
+  if (!$eof && vec($rout, fileno(STDIN), 1)) {
+    my $r = sysread(STDIN, $buf, 1 << 16, length $buf);
+    if (!$r) { $eof = 1; next; }
+    while (1) {
+      my $nl = index($buf, "\n");
+      last if $nl < 0;
+      my $len = substr($buf, 0, $nl);
+      last if length($buf) < $nl + 1 + $len;
+      my $msg = substr($buf, $nl + 1, $len);
+      substr($buf, 0, $nl + 1 + $len) = '';
+      handle($msg);
+    }
+  }
+}
+`;
