@@ -1,24 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { runDetached, runForeground } from '../backends/local/submit.js';
+import type { LaunchRequest } from '../backends/backend.js';
 import { refresh } from '../backends/refresh.js';
-import { backendConfig } from '../config/config.js';
-import { DroverError, usageError } from '../errors.js';
+import { type BackendName, backendConfig, BACKENDS as CONFIG_BACKENDS } from '../config/config.js';
+import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { createLaunch } from '../ledger/launches.js';
-import { launchCounts } from '../ledger/queries.js';
-import type { GroupFile, LaunchFile } from '../runner/group.js';
-import { writeFileAtomic } from '../runner/group.js';
+import type { RunSettings } from '../runner/group.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { parseDuration } from '../util/duration.js';
+import { launchCluster } from './launch-cluster.js';
+import { launchLocal } from './launch-local.js';
 import { note, printJson } from './output.js';
 import { intOption, secondsOption } from './parse.js';
-import { printLaunchSummary } from './summary.js';
 import { openWorkspace, type Workspace } from './workspace.js';
+
+/** The backends `--backend` accepts. */
+export const LAUNCH_BACKENDS = ['local', 'slurm', 'gridengine'] as const;
 
 /** Options of `drover launch`, as commander parses them. */
 export interface LaunchOptions {
@@ -38,6 +40,10 @@ export interface LaunchOptions {
   maxTasks?: number;
   tasksPerNode?: number;
   maxTasksPerNode?: number;
+  partition?: string;
+  account?: string;
+  qos?: string;
+  after?: string;
   retries: number;
   retryDelay: number;
   killGrace: number;
@@ -53,7 +59,8 @@ export function registerLaunch(program: Command): void {
   program
     .command('launch')
     .description('run a job’s tasks (all, a tasklist, --failed or --unfinished) on a backend')
-    .option('--backend <name>', 'where to run: local (this machine)', 'local')
+    .usage('[options] [-- scheduler arguments]')
+    .option('--backend <name>', `where to run: ${LAUNCH_BACKENDS.join(', ')}`, 'local')
     .option('--jobname <name>', 'the job to launch (made by drover prelaunch)')
     .option('--command <cmd>', 'launch a single command as a one-task job (named by --jobname or the time)')
     .option(
@@ -65,25 +72,28 @@ export function registerLaunch(program: Command): void {
     .option('--unfinished', 'every task that has not succeeded and is not queued or running now')
     .option('--cpus <n>', 'CPUs per task (local: slots = CPUs available / n)', intOption('--cpus'))
     .option('--gpus <n>', 'GPUs per task, pinned per slot from CUDA_VISIBLE_DEVICES', intOption('--gpus'))
-    .option('--gpus-per-task <n>', 'same as --gpus for the local backend', intOption('--gpus-per-task'))
-    .option('--mem <size>', 'memory per task (recorded; enforced by cluster backends)')
-    .option('--duration <time>', 'time limit (local: per task), e.g. 90s, 10m, 1:00:00')
-    .option('--task-timeout <time>', 'time limit of each task attempt; it ends as timeout')
+    .option('--gpus-per-task <n>', 'same as --gpus', intOption('--gpus-per-task'))
+    .option('--mem <size>', 'memory (clusters: per array element), e.g. 4G')
     .option(
-      '--max-tasks <n>',
-      'tasks running at once (default: CPUs available / --cpus)',
-      intOption('--max-tasks'),
+      '--duration <time>',
+      'time limit (clusters: per array element; local: per task), e.g. 90s, 10m, 1:00:00',
     )
+    .option('--task-timeout <time>', 'time limit of each task attempt; it ends as timeout')
+    .option('--max-tasks <n>', 'tasks (clusters: array elements) running at once', intOption('--max-tasks'))
     .option(
       '--tasks-per-node <n>',
-      'cluster backends: tasks packed into each array element',
+      'clusters: pack n tasks into each array element',
       intOption('--tasks-per-node'),
     )
     .option(
       '--max-tasks-per-node <n>',
-      'cluster backends: tasks at once in each element',
+      'clusters: tasks at once in each packed element',
       intOption('--max-tasks-per-node'),
     )
+    .option('--partition <name>', 'Slurm partition (default: the cluster’s default, or config)')
+    .option('--account <name>', 'Slurm account')
+    .option('--qos <name>', 'Slurm QOS')
+    .option('--after <jobid>', 'clusters: start after this scheduler job id ended well')
     .option(
       '--retries <n>',
       'retry a failed, killed or timed-out task up to n times',
@@ -104,22 +114,24 @@ export function registerLaunch(program: Command): void {
     )
     .option('--venv <path>', 'activate this Python virtualenv for each task')
     .option('--dry-run', 'show what would run and record nothing but the history')
-    .option('--detach', 'run in the background and return at once (local)')
+    .option('--detach', 'local: run in the background and return at once')
     .option('--json', 'print the launch (and, in the foreground, its final counts) as JSON')
     .option('-q, --quiet', 'no progress display')
-    .action(async (opts: LaunchOptions) => {
-      process.exitCode = await launch(opts, process.argv.slice(2));
+    .allowExcessArguments()
+    .action(async (opts: LaunchOptions, cmd: Command) => {
+      process.exitCode = await launch(opts, cmd.args, process.argv.slice(2));
     });
 }
 
-function checkOptions(opts: LaunchOptions): void {
-  if (opts.backend !== 'local') {
-    throw usageError(`--backend '${opts.backend}' is not available in this drover yet: use --backend local`);
+function checkOptions(opts: LaunchOptions, extraArgs: string[]): void {
+  if (!(LAUNCH_BACKENDS as readonly string[]).includes(opts.backend)) {
+    throw usageError(`--backend '${opts.backend}' is not a backend: use ${LAUNCH_BACKENDS.join(', ')}`);
   }
   if (!opts.jobname && opts.command === undefined)
     throw usageError('launch needs --jobname JOB or --command CMD');
-  if (opts.command !== undefined && opts.command.trim() === '')
+  if (opts.command !== undefined && opts.command.trim() === '') {
     throw usageError("--command '' is empty: give the command to run");
+  }
   checkSelection(opts);
   if (opts.command !== undefined && (opts.tasklist || opts.failed || opts.unfinished) && !opts.jobname) {
     throw usageError('--tasklist, --failed and --unfinished need --jobname');
@@ -128,6 +140,26 @@ function checkOptions(opts: LaunchOptions): void {
     throw usageError(`--gpus ${opts.gpus} and --gpus-per-task ${opts.gpusPerTask} disagree: give one`);
   }
   if (opts.detach && opts.dryRun) throw usageError('--detach and --dry-run together do nothing: drop one');
+  if (opts.backend === 'local') {
+    if (extraArgs.length > 0)
+      throw usageError(
+        `'${extraArgs[0]}': arguments after -- are for cluster schedulers, not --backend local`,
+      );
+    for (const [flag, v] of [
+      ['--tasks-per-node', opts.tasksPerNode],
+      ['--max-tasks-per-node', opts.maxTasksPerNode],
+      ['--partition', opts.partition],
+      ['--account', opts.account],
+      ['--qos', opts.qos],
+      ['--after', opts.after],
+    ] as const) {
+      if (v !== undefined) throw usageError(`${flag} is for cluster backends: drop it for --backend local`);
+    }
+  } else if (opts.detach) {
+    throw usageError(
+      `--detach is for --backend local: ${opts.backend} launches always return once submitted`,
+    );
+  }
 }
 
 /** Make the one-task job of `--command`; refuses to overwrite a job with other tasks. */
@@ -144,22 +176,23 @@ function commandJob(ws: Workspace, opts: LaunchOptions): string {
   return name;
 }
 
-async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<number> {
-  checkOptions(opts);
+async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly string[]): Promise<number> {
+  checkOptions(opts, extraArgs);
+  const duration = opts.duration !== undefined ? parseDuration(opts.duration, '--duration') : undefined;
   const taskTimeout =
     opts.taskTimeout !== undefined
       ? parseDuration(opts.taskTimeout, '--task-timeout')
-      : opts.duration !== undefined
-        ? parseDuration(opts.duration, '--duration')
+      : opts.backend === 'local'
+        ? duration
         : undefined;
   if (opts.jobname !== undefined) validateJobname(opts.jobname);
   if (opts.venv !== undefined && !fs.existsSync(path.join(opts.venv, 'bin'))) {
     throw usageError(`--venv '${opts.venv}' has no bin/ folder: give the path of a virtualenv`);
   }
   const ws = openWorkspace();
-  const jobname = opts.command !== undefined && !opts.dryRun ? commandJob(ws, opts) : opts.jobname!;
+  const backend = opts.backend as BackendName;
   if (opts.command !== undefined && opts.dryRun) {
-    note(`would run 1 task on local: ${opts.command}`);
+    note(`would run 1 task on ${backend}: ${opts.command}`);
     recordHistory(ws.ledger, {
       kind: 'launch',
       argv,
@@ -168,6 +201,7 @@ async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<num
     });
     return 0;
   }
+  const jobname = opts.command !== undefined ? commandJob(ws, opts) : opts.jobname!;
   const job = loadJob(ws, jobname, opts.jobfile);
   if (opts.failed || opts.unfinished) refresh(ws.ledger, job.id);
   const ids = selectTasks(ws.ledger, job, opts);
@@ -177,40 +211,61 @@ async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<num
     if (opts.json) printJson({ jobname, launch: null, tasks: 0 });
     return 0;
   }
-  const config = backendConfig(ws.paths.localConfig, 'local');
+  const config = CONFIG_BACKENDS.includes(backend) ? backendConfig(ws.paths.localConfig, backend) : {};
   if (opts.dryRun) {
     recordHistory(ws.ledger, { kind: 'launch', jobname, argv, dryRun: true });
-    note(`would launch ${ids.length} task(s) of job '${jobname}' on local: tasklist ${condenseIds(ids)}`);
-    const rows = ws.ledger.db
-      .prepare('SELECT id, command FROM tasks WHERE job_id = ? ORDER BY id')
-      .all(job.id) as { id: number; command: string }[];
+    note(
+      `would launch ${ids.length} task(s) of job '${jobname}' on ${backend}: tasklist ${condenseIds(ids)}`,
+    );
     const wanted = new Set(ids);
-    for (const r of rows) if (wanted.has(r.id)) process.stdout.write(`${r.id}\t${r.command}\n`);
+    const rows = ws.ledger.stmt('SELECT id, command FROM tasks WHERE job_id = ? ORDER BY id').all(job.id) as {
+      id: number;
+      command: string;
+    }[];
+    process.stdout.write(
+      rows
+        .filter((r) => wanted.has(r.id))
+        .map((r) => `${r.id}\t${r.command}\n`)
+        .join(''),
+    );
     return 0;
   }
-  const options = {
-    cpus: opts.cpus,
-    gpusPerTask: opts.gpusPerTask ?? opts.gpus,
-    mem: opts.mem,
-    taskTimeout,
-    maxTasks: opts.maxTasks ?? (config.max_tasks ? Number(config.max_tasks) : undefined),
-    retries: opts.retries,
-    retryDelay: opts.retryDelay,
-    detach: opts.detach === true,
+  const maxTasks = opts.maxTasks ?? (config.max_tasks ? Number(config.max_tasks) : undefined);
+  const request: LaunchRequest = {
+    ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
+    ...((opts.gpusPerTask ?? opts.gpus) !== undefined ? { gpus: opts.gpusPerTask ?? opts.gpus } : {}),
+    ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
+    ...(duration !== undefined ? { duration } : {}),
+    ...(maxTasks !== undefined ? { maxTasks } : {}),
+    tasksPerNode: opts.tasksPerNode ?? 1,
+    ...(opts.maxTasksPerNode !== undefined ? { maxTasksPerNode: opts.maxTasksPerNode } : {}),
+    ...((opts.partition ?? config.partition) ? { partition: opts.partition ?? config.partition } : {}),
+    ...((opts.account ?? config.account) ? { account: opts.account ?? config.account } : {}),
+    ...((opts.qos ?? config.qos) ? { qos: opts.qos ?? config.qos } : {}),
+    ...(opts.after !== undefined ? { after: opts.after } : {}),
+    extraArgs,
   };
-  const { launch, tasks } = createLaunch(ws.ledger, job, 'local', ids, options, (id) =>
-    ws.paths.launchDir(jobname, id),
+  const { launch, tasks } = createLaunch(
+    ws.ledger,
+    job,
+    backend,
+    ids,
+    {
+      ...request,
+      retries: opts.retries,
+      retryDelay: opts.retryDelay,
+      taskTimeout,
+      detach: opts.detach === true,
+    },
+    (id) => ws.paths.launchDir(jobname, id),
   );
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
   fs.mkdirSync(launch.dir, { recursive: true });
-  const launchFile: LaunchFile = {
+  const venv = opts.venv ?? config.venv;
+  const settings: RunSettings = {
     v: 1,
     job: jobname,
     launch: launch.id,
-    groups: { '1': tasks.map((t) => ({ id: t.id, command: t.command, attempt: t.attempt })) },
-    ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
-    ...(opts.cpus !== undefined ? { cpusPerTask: opts.cpus } : {}),
-    ...(options.gpusPerTask !== undefined ? { gpusPerTask: options.gpusPerTask } : {}),
     retries: opts.retries,
     retryDelay: opts.retryDelay,
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
@@ -218,53 +273,11 @@ async function launch(opts: LaunchOptions, argv: readonly string[]): Promise<num
     logDir: ws.paths.logDir(jobname, launch.id),
     recordsDir: path.join(launch.dir, 'records'),
     cancelDir: path.join(launch.dir, 'cancel'),
-    ...(config.header ? { header: config.header } : {}),
-    ...(config.footer ? { footer: config.footer } : {}),
-    ...((opts.venv ?? config.venv) ? { venv: path.resolve(opts.venv ?? config.venv!) } : {}),
+    ...(venv ? { venv: path.resolve(venv) } : {}),
     cwd: process.cwd(),
   };
-  const launchPath = path.join(launch.dir, 'launch.json');
-  writeFileAtomic(launchPath, JSON.stringify(launchFile));
-  const { groups, ...settings } = launchFile;
-  const group: GroupFile = { ...settings, group: '1', tasks: groups['1']! };
-
-  if (opts.detach) {
-    const h = runDetached(ws.ledger, launchPath, group, launch.dir);
-    if (opts.json)
-      printJson({
-        jobname,
-        launch: String(launch.id),
-        backend: 'local',
-        tasks: ids.length,
-        tasklist: launch.tasklist,
-        pid: h.pid,
-      });
-    else
-      note(
-        `launch ${launch.id}: ${ids.length} task(s) of '${jobname}' running in the background (runner pid ${h.pid}); follow with: drover status ${jobname}`,
-      );
-    return 0;
+  if (backend === 'local') {
+    return launchLocal({ ws, job, launch, tasks, settings, config, request, opts });
   }
-  let result: Awaited<ReturnType<typeof runForeground>>;
-  try {
-    result = await runForeground(ws.ledger, group, { progress: !opts.quiet && !opts.json });
-  } catch (err) {
-    throw err instanceof DroverError
-      ? err
-      : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err });
-  }
-  refresh(ws.ledger, job.id);
-  const counts = launchCounts(ws.ledger, launch.id);
-  if (opts.json)
-    printJson({
-      jobname,
-      launch: String(launch.id),
-      backend: 'local',
-      tasks: ids.length,
-      tasklist: launch.tasklist,
-      counts,
-    });
-  else printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
-  if (result.interrupted) return 128 + (result.interrupted === 'SIGINT' ? 2 : 15);
-  return counts.succeeded === ids.length ? 0 : 1;
+  return launchCluster({ ws, job, launch, tasks, settings, config, request, opts });
 }

@@ -14,7 +14,7 @@ export function registerRunner(program: Command): void {
       let signals = 0;
       const stop = () => {
         if (++signals > 1) process.exit(130);
-        runner.cancel('all');
+        runner.terminate();
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);

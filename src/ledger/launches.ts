@@ -114,3 +114,27 @@ export function closeLaunchIfDone(ledger: Ledger, id: number): boolean {
   ledger.stmt('UPDATE launches SET open = 0 WHERE id = ?').run(id);
   return true;
 }
+
+/**
+ * Transition: undo a launch that never reached its backend (the submission was refused): its tasks get back the
+ * state they had in their previous launch (or `pending`), and the launch and its folder's records are forgotten.
+ */
+export function deleteLaunch(ledger: Ledger, launchId: number): void {
+  ledger.write(() => {
+    const launch = getLaunch(ledger, launchId);
+    if (!launch) return;
+    ledger
+      .stmt(
+        `UPDATE tasks SET
+           last_launch_id = (SELECT max(launch_id) FROM launch_tasks lt WHERE lt.task_id = tasks.id AND lt.launch_id != ?
+                             AND lt.launch_id IN (SELECT id FROM launches WHERE job_id = tasks.job_id)),
+           state = coalesce((SELECT lt.state FROM launch_tasks lt WHERE lt.task_id = tasks.id AND lt.launch_id =
+                     (SELECT max(launch_id) FROM launch_tasks l2 WHERE l2.task_id = tasks.id AND l2.launch_id != ?
+                      AND l2.launch_id IN (SELECT id FROM launches WHERE job_id = tasks.job_id))), 'pending')
+         WHERE job_id = ? AND last_launch_id = ?`,
+      )
+      .run(launchId, launchId, launch.job_id, launchId);
+    ledger.stmt('DELETE FROM launch_tasks WHERE launch_id = ?').run(launchId);
+    ledger.stmt('DELETE FROM launches WHERE id = ?').run(launchId);
+  });
+}

@@ -51,6 +51,11 @@ export interface RunSettings {
   env?: Record<string, string>;
   /** Working directory of the tasks. */
   cwd: string;
+  /**
+   * What a SIGTERM to the runner means for the tasks it stops: `cancelled` (the user stopped a local launch) or
+   * `killed` (a scheduler stopped the element: time limit, preemption; reconciliation may say `timeout`).
+   */
+  termState?: 'cancelled' | 'killed';
 }
 
 /** One task in a group file. */

@@ -34,7 +34,7 @@ interface Queued {
 interface InFlight extends Queued {
   exec: Execution;
   pid: number | null;
-  stopReason: 'timeout' | 'cancel' | null;
+  stopReason: 'timeout' | 'cancel' | 'term' | null;
   timers: NodeJS.Timeout[];
 }
 
@@ -137,6 +137,24 @@ export class Runner {
     this.maybeFinish();
   }
 
+  /**
+   * The runner got SIGTERM. With `termState` `cancelled` (a local launch) this is a cancel of everything.
+   * With `killed` (a scheduler stopping the element) the running tasks are stopped and recorded `killed`, and
+   * tasks that never started get no record: reconciliation with the scheduler says what became of them.
+   */
+  terminate(): void {
+    if ((this.group.termState ?? 'cancelled') === 'cancelled') {
+      this.cancel('all');
+      return;
+    }
+    this.cancelledAll = true;
+    this.queue.length = 0;
+    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    this.waiting.clear();
+    for (const f of this.inFlight) this.stop(f, 'term');
+    this.maybeFinish();
+  }
+
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */
   checkCancelRequests(): void {
     let names: string[];
@@ -218,7 +236,7 @@ export class Runner {
       for (const t of f.timers) clearTimeout(t);
       this.inFlight.delete(f);
       if (exit === null) {
-        this.skip(task.id); // withdrawn before it started
+        if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
         this.pump();
         return;
       }
@@ -241,6 +259,7 @@ export class Runner {
       }
       let state: TerminalState;
       if (f.stopReason === 'cancel') state = 'cancelled';
+      else if (f.stopReason === 'term') state = 'killed';
       else if (f.stopReason === 'timeout') state = 'timeout';
       else if (exit.signal) state = 'killed';
       else state = exit.exitCode === 0 ? 'succeeded' : 'failed';
@@ -255,6 +274,7 @@ export class Runner {
         exit_code: exit.exitCode,
         signal: exit.signal,
         ...(f.stopReason === 'timeout' ? { reason: `time limit of ${this.group.taskTimeout} s` } : {}),
+        ...(f.stopReason === 'term' ? { reason: 'the runner was sent SIGTERM (scheduler stop)' } : {}),
       });
       this.hooks.onEnd?.(task.id, attempt, state, exit.exitCode, willRetry);
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });
@@ -273,7 +293,7 @@ export class Runner {
     this.waiting.set(q.task.id, { q, timer });
   }
 
-  private stop(f: InFlight, reason: 'timeout' | 'cancel'): void {
+  private stop(f: InFlight, reason: 'timeout' | 'cancel' | 'term'): void {
     if (f.stopReason !== null) return;
     f.stopReason = reason;
     if (f.pid !== null) this.signalStop(f);
