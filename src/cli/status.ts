@@ -79,7 +79,7 @@ function status(name: string | undefined, json: boolean): void {
       return;
     }
     printTable(
-      ['job', 'tasks', 'succeeded', 'failed*', 'running', 'queued', 'pending', 'cancelled'],
+      ['job', 'tasks', 'succeeded', 'not ok', 'running', 'queued', 'pending', 'cancelled'],
       rows.map((r) => [
         r.jobname,
         r.tasks,
@@ -111,7 +111,7 @@ function status(name: string | undefined, json: boolean): void {
         'tasklist',
         'tasks',
         'succeeded',
-        'failed*',
+        'not ok',
         'running',
         'queued',
         'wall',
@@ -133,12 +133,12 @@ function status(name: string | undefined, json: boolean): void {
   }
   if (s.slowest.length > 0) {
     process.stdout.write(
-      `\nslowest: ${s.slowest.map((a) => `${a.task} (${formatDuration(a.seconds)})`).join(', ')}\n`,
+      `\nslowest: ${s.slowest.map((a) => `${a.task}${a.attempt > 1 ? ` (attempt ${a.attempt})` : ''} ${formatDuration(a.seconds)}`).join(', ')}\n`,
     );
   }
   if (s.failed.length > 0) {
     process.stdout.write(
-      `failed*: ${s.failed.map((f) => `${f.task} (${f.state}${f.exit_code !== null ? ` ${f.exit_code}` : ''})`).join(', ')}${s.failed.length === 20 ? ', ...' : ''}\n`,
+      `not ok: ${s.failed.map((f) => `${f.task} (${f.state}${f.exit_code !== null ? ` ${f.exit_code}` : ''})`).join(', ')}${s.failed.length === 20 ? ', ...' : ''}\n`,
     );
     process.stdout.write(`rerun them: drover launch --jobname ${s.jobname} --failed\n`);
   }
