@@ -6,7 +6,8 @@ import { usageError } from '../errors.js';
 import { recordHistory } from '../ledger/history.js';
 import { getJob, jobNotFound } from '../ledger/jobs.js';
 import { activeLaunchesOf } from '../ledger/queries.js';
-import { condenseIds, parseTasklist } from '../tasklist/tasklist.js';
+import { validateJobname } from '../sweep/index.js';
+import { condenseIds, parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
 import { note, printJson } from './output.js';
 import { secondsOption } from './parse.js';
 import { openExistingWorkspace } from './workspace.js';
@@ -39,6 +40,8 @@ export function registerCancel(program: Command): void {
 }
 
 async function cancel(jobname: string, opts: CancelOptions, argv: readonly string[]): Promise<void> {
+  validateJobname(jobname, 'job');
+  if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
   const job = getJob(ws.ledger, jobname);
@@ -92,7 +95,9 @@ async function cancel(jobname: string, opts: CancelOptions, argv: readonly strin
     refresh(ws.ledger, job.id);
     left = (
       ws.ledger
-        .stmt("SELECT id FROM tasks WHERE job_id = ? AND state IN ('queued', 'running')")
+        .stmt(
+          "SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN ('queued', 'running')",
+        )
         .all(job.id) as { id: number }[]
     ).filter((r) => target.has(r.id)).length;
     if (left === 0 || Date.now() >= deadline) break;

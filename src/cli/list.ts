@@ -4,7 +4,8 @@ import { usageError } from '../errors.js';
 import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
 import { listTasks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
-import { parseTasklist } from '../tasklist/tasklist.js';
+import { validateJobname } from '../sweep/index.js';
+import { parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
 import { printJson, printTable } from './output.js';
 import { openExistingWorkspace } from './workspace.js';
 
@@ -38,6 +39,8 @@ function parseStates(text: string): State[] {
 function list(opts: ListOptions): void {
   if (opts.tasklist !== undefined && opts.jobname === undefined)
     throw usageError('--tasklist needs --jobname');
+  if (opts.jobname !== undefined) validateJobname(opts.jobname, '--jobname');
+  if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   const states = opts.state !== undefined ? parseStates(opts.state) : undefined;
   const ws = openExistingWorkspace();
   if (!ws) {

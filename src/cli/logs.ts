@@ -4,6 +4,7 @@ import { refresh } from '../backends/refresh.js';
 import { DroverError, usageError } from '../errors.js';
 import { getJob, jobNotFound } from '../ledger/jobs.js';
 import { taskAttempt } from '../ledger/queries.js';
+import { validateJobname } from '../sweep/index.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
 
@@ -31,6 +32,7 @@ export function registerLogs(program: Command): void {
 }
 
 async function logs(jobname: string, taskText: string, opts: LogsOptions): Promise<void> {
+  validateJobname(jobname, 'job');
   if (!/^\d+$/.test(taskText) || Number(taskText) < 1)
     throw usageError(`task '${taskText}' is not a task id: give a number like 3`);
   const ws = openExistingWorkspace();

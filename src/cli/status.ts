@@ -4,6 +4,8 @@ import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
 import { jobLaunches } from '../ledger/launches.js';
 import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
 import { isFailedState, STATES, type State } from '../ledger/states.js';
+import { validateJobname } from '../sweep/index.js';
+import { condenseIds } from '../tasklist/tasklist.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
 import { openExistingWorkspace } from './workspace.js';
 
@@ -41,10 +43,19 @@ export function jobStatus(ws: NonNullable<ReturnType<typeof openExistingWorkspac
   const failedStates = STATES.filter(isFailedState);
   const failed = ws.ledger
     .stmt(
-      `SELECT id AS task, state, exit_code FROM tasks WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')})
-       ORDER BY id LIMIT 20`,
+      `SELECT id AS task, state, exit_code,
+         (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
+          ORDER BY a.attempt DESC LIMIT 1) AS reason
+       FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')})
+       ORDER BY +id LIMIT 20`,
     )
-    .all(job.id, ...failedStates) as { task: number; state: State; exit_code: number | null }[];
+    .all(job.id, ...failedStates) as {
+    task: number;
+    state: State;
+    exit_code: number | null;
+    /** Why its latest attempt ended so, when known (e.g. the scheduler's reason). */
+    reason: string | null;
+  }[];
   return {
     jobname: job.name,
     tasks: job.task_count,
@@ -60,6 +71,7 @@ export function jobStatus(ws: NonNullable<ReturnType<typeof openExistingWorkspac
 }
 
 function status(name: string | undefined, json: boolean): void {
+  if (name !== undefined) validateJobname(name, 'job');
   const ws = openExistingWorkspace();
   if (!ws) {
     if (name !== undefined) throw jobNotFound(name);
@@ -140,6 +152,13 @@ function status(name: string | undefined, json: boolean): void {
     process.stdout.write(
       `not ok: ${s.failed.map((f) => `${f.task} (${f.state}${f.exit_code !== null ? ` ${f.exit_code}` : ''})`).join(', ')}${s.failed.length === 20 ? ', ...' : ''}\n`,
     );
+    const why = new Map<string, number[]>();
+    for (const f of s.failed) {
+      if (!f.reason) continue;
+      const key = `${f.state}: ${f.reason}`;
+      why.set(key, [...(why.get(key) ?? []), f.task]);
+    }
+    for (const [reason, ids] of why) process.stdout.write(`  ${condenseIds(ids)} ${reason}\n`);
     process.stdout.write(`rerun them: drover launch --jobname ${s.jobname} --failed\n`);
   }
 }

@@ -108,7 +108,9 @@ export function openLaunches(ledger: Ledger, jobId?: number): LaunchRow[] {
 /** Close a launch whose tasks have all reached a terminal state in it. Returns whether it closed. */
 export function closeLaunchIfDone(ledger: Ledger, id: number): boolean {
   const left = ledger
-    .stmt("SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
+    .stmt(
+      "SELECT coalesce(sum(n), 0) AS n FROM launch_counts WHERE launch_id = ? AND state IN ('queued', 'running')",
+    )
     .get(id) as { n: number };
   if (left.n > 0) return false;
   ledger.stmt('UPDATE launches SET open = 0 WHERE id = ?').run(id);

@@ -89,6 +89,40 @@ export const MIGRATIONS: readonly string[] = [
     path        TEXT PRIMARY KEY,            -- a runner's record file
     offset      INTEGER NOT NULL             -- bytes already applied
   );
+  -- Counts of tasks per state, per job and per launch, kept by triggers in the same transaction as every
+  -- change: drover status of a 100,000-task job reads ten rows instead of counting 100,000.
+  CREATE TABLE job_counts (
+    job_id      INTEGER NOT NULL,
+    state       TEXT NOT NULL,
+    n           INTEGER NOT NULL,
+    PRIMARY KEY (job_id, state)
+  ) WITHOUT ROWID;
+  CREATE TABLE launch_counts (
+    launch_id   INTEGER NOT NULL,
+    state       TEXT NOT NULL,
+    n           INTEGER NOT NULL,
+    PRIMARY KEY (launch_id, state)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO job_counts VALUES (new.job_id, new.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER tasks_count_update AFTER UPDATE OF state ON tasks WHEN old.state != new.state BEGIN
+    UPDATE job_counts SET n = n - 1 WHERE job_id = old.job_id AND state = old.state;
+    INSERT INTO job_counts VALUES (new.job_id, new.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE job_counts SET n = n - 1 WHERE job_id = old.job_id AND state = old.state;
+  END;
+  CREATE TRIGGER launch_tasks_count_insert AFTER INSERT ON launch_tasks BEGIN
+    INSERT INTO launch_counts VALUES (new.launch_id, new.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER launch_tasks_count_update AFTER UPDATE OF state ON launch_tasks WHEN old.state != new.state BEGIN
+    UPDATE launch_counts SET n = n - 1 WHERE launch_id = old.launch_id AND state = old.state;
+    INSERT INTO launch_counts VALUES (new.launch_id, new.state, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER launch_tasks_count_delete AFTER DELETE ON launch_tasks BEGIN
+    UPDATE launch_counts SET n = n - 1 WHERE launch_id = old.launch_id AND state = old.state;
+  END;
   CREATE TABLE history (
     id          INTEGER PRIMARY KEY,
     at          REAL NOT NULL,
@@ -98,6 +132,81 @@ export const MIGRATIONS: readonly string[] = [
     cwd         TEXT NOT NULL,
     dry_run     INTEGER NOT NULL DEFAULT 0,
     launch_id   INTEGER
+  );
+  `,
+  // 2: pools and the controller (drover server). See docs/pools.md.
+  `
+  CREATE TABLE server_tokens (
+    id          TEXT PRIMARY KEY,            -- public part of the token (drv_<id>_<secret>)
+    hash        TEXT NOT NULL,               -- sha256 of the whole token, hex
+    kind        TEXT NOT NULL CHECK (kind IN ('user', 'worker')),
+    pool        TEXT,                        -- worker tokens: the only pool it may serve (NULL: any)
+    name        TEXT NOT NULL,               -- what it is for, for people
+    created_at  REAL NOT NULL,
+    revoked_at  REAL                         -- set when revoked: the token is refused from then on
+  );
+  CREATE TABLE pools (
+    name        TEXT PRIMARY KEY,
+    backend     TEXT NOT NULL CHECK (backend IN ('local', 'slurm', 'gridengine')),
+    workers     INTEGER NOT NULL,            -- workers wanted
+    cpus        INTEGER NOT NULL,            -- per worker
+    gpus        INTEGER NOT NULL DEFAULT 0,  -- per worker
+    mem_mb      INTEGER NOT NULL DEFAULT 0,  -- per worker, 0: not tracked
+    duration    REAL,                        -- seconds each worker may live (scheduler time limit)
+    slots       INTEGER NOT NULL,            -- tasks at once per worker
+    setup       TEXT,                        -- command run once per worker before it takes tasks
+    state       TEXT NOT NULL CHECK (state IN ('up', 'down')),
+    created_at  REAL NOT NULL,
+    handles     TEXT NOT NULL DEFAULT '[]',  -- JSON: what started its workers (pids, array job ids)
+    options     TEXT NOT NULL DEFAULT '{}'   -- JSON: partition, account, ...
+  );
+  CREATE TABLE pool_workers (
+    id          TEXT PRIMARY KEY,            -- chosen by the worker, kept across reconnects
+    pool        TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    cpus        INTEGER NOT NULL,
+    gpus        INTEGER NOT NULL,
+    mem_mb      INTEGER NOT NULL,
+    slots       INTEGER NOT NULL,
+    state       TEXT NOT NULL CHECK (state IN ('setup', 'ready', 'draining', 'lost', 'stopped')),
+    registered_at REAL NOT NULL,
+    last_seen   REAL NOT NULL,               -- last request from it (heartbeat, poll, report)
+    seq         INTEGER NOT NULL DEFAULT 0,  -- last report sequence number applied (replays are skipped)
+    reason      TEXT                         -- why it is lost or stopped
+  );
+  CREATE INDEX pool_workers_pool ON pool_workers (pool, state);
+  CREATE TABLE pool_launches (
+    launch_id   INTEGER PRIMARY KEY REFERENCES launches(id),
+    pool        TEXT NOT NULL,
+    tasklist    TEXT NOT NULL,               -- the launch's task ids (tasklist grammar)
+    total       INTEGER NOT NULL,            -- how many
+    num_jobs    INTEGER,                     -- --num-jobs N: tasks get DROVER_JOB_RANK and DROVER_NUM_JOBS
+    expanded    INTEGER NOT NULL DEFAULT 0,  -- launch_tasks rows exist for the task ids <= this
+    cursor      INTEGER NOT NULL DEFAULT 0,  -- task ids <= this were handed out at least once
+    cpus        INTEGER NOT NULL DEFAULT 1,  -- per task
+    gpus        INTEGER NOT NULL DEFAULT 0,  -- per task
+    mem_mb      INTEGER NOT NULL DEFAULT 0,  -- per task
+    retries     INTEGER NOT NULL DEFAULT 0,
+    retry_delay REAL NOT NULL DEFAULT 1,
+    settings    TEXT NOT NULL                -- JSON: what each worker's runner needs (RunSettings)
+  );
+  CREATE TABLE pool_tasks (
+    launch_id   INTEGER NOT NULL,
+    task_id     INTEGER NOT NULL,
+    attempt     INTEGER NOT NULL,            -- the attempt number it runs (or will run) as
+    tries       INTEGER NOT NULL,            -- attempts so far in this launch, this one included
+    worker      TEXT,                        -- the worker it was handed to; NULL while waiting to retry
+    not_before  REAL NOT NULL DEFAULT 0,     -- waiting to retry: not before this time
+    PRIMARY KEY (launch_id, task_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX pool_tasks_worker ON pool_tasks (worker);
+  CREATE TABLE pool_cancels (
+    id          INTEGER PRIMARY KEY,
+    launch_id   INTEGER NOT NULL,
+    tasks       TEXT NOT NULL,               -- JSON: task ids, or "all"
+    at          REAL NOT NULL,
+    done        INTEGER NOT NULL DEFAULT 0   -- 1 once the controller acted on it
   );
   `,
 ];

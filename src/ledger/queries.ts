@@ -13,7 +13,7 @@ function countBy(rows: { state: State; n: number }[]): Record<State, number> {
 /** A job's tasks counted by their latest state. */
 export function jobCounts(ledger: Ledger, jobId: number): Record<State, number> {
   return countBy(
-    ledger.stmt('SELECT state, count(*) AS n FROM tasks WHERE job_id = ? GROUP BY state').all(jobId) as {
+    ledger.stmt('SELECT state, n FROM job_counts WHERE job_id = ?').all(jobId) as {
       state: State;
       n: number;
     }[],
@@ -23,9 +23,7 @@ export function jobCounts(ledger: Ledger, jobId: number): Record<State, number> 
 /** A launch's tasks counted by their state within that launch. */
 export function launchCounts(ledger: Ledger, launchId: number): Record<State, number> {
   return countBy(
-    ledger
-      .stmt('SELECT state, count(*) AS n FROM launch_tasks WHERE launch_id = ? GROUP BY state')
-      .all(launchId) as {
+    ledger.stmt('SELECT state, n FROM launch_counts WHERE launch_id = ?').all(launchId) as {
       state: State;
       n: number;
     }[],
@@ -76,7 +74,7 @@ export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => 
   return (
     ledger
       .stmt(
-        `SELECT id FROM tasks WHERE job_id = ? AND state IN (${states.map(() => '?').join(', ')}) ORDER BY id`,
+        `SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${states.map(() => '?').join(', ')}) ORDER BY id`,
       )
       .all(jobId, ...states) as { id: number }[]
   ).map((r) => r.id);

@@ -52,9 +52,9 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
   const info = ledger
     .stmt(
       `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
-       WHERE job_id = ? AND task_id = ? AND attempt = ? AND ended_at IS NULL`,
+       WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND ended_at IS NULL`,
     )
-    .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt);
+    .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt, launchId);
   if (info.changes === 0) return;
   ledger
     .stmt(
@@ -66,7 +66,7 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
   const latest = ledger
     .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
     .get(jobId, r.task, launchId) as { a: number };
-  if (latest.a === r.attempt) setTaskState(ledger, jobId, launchId, r.task, r.state, r.exit_code);
+  if (latest.a === r.attempt) setTaskState(ledger, jobId, launchId, r.task, taskStateAfter(r), r.exit_code);
 }
 
 /** Transition: a task was cancelled while not running: queued, or waiting to retry (→ cancelled). */
@@ -148,7 +148,7 @@ export function recordAttempt(
   if (info.changes === 0) return false;
   ledger
     .stmt('UPDATE launch_tasks SET state = ? WHERE launch_id = ? AND task_id = ?')
-    .run(e.state, launchId, s.task);
+    .run(taskStateAfter(e), launchId, s.task);
   ledger
     .stmt(
       `UPDATE tasks SET attempts = max(attempts, ?),
@@ -156,7 +156,7 @@ export function recordAttempt(
          exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
        WHERE job_id = ? AND id = ?`,
     )
-    .run(s.attempt, launchId, e.state, launchId, e.exit_code, jobId, s.task);
+    .run(s.attempt, launchId, taskStateAfter(e), launchId, e.exit_code, jobId, s.task);
   return true;
 }
 
@@ -174,4 +174,70 @@ export function addLaunchTimes(
        busy = busy + ? WHERE id = ?`,
     )
     .run(firstStart, firstStart, lastEnd, lastEnd, busy, launchId);
+}
+
+/**
+ * Transition: the backend could not start a queued task (queued → error, e.g. Grid Engine's `Eqw`). Records the
+ * attempt the backend tried, with no start and no end time and the backend's reason, so `drover status` can say
+ * why and `--failed` reruns it as the next attempt. The end stays unknown (NULL): if the scheduler runs the task
+ * after all, the runner's records still apply. Idempotent.
+ */
+export function recordError(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  reason: string,
+): boolean {
+  const row = ledger
+    .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
+    .get(launchId, taskId) as { state: State } | undefined;
+  if (row?.state !== 'queued') return false;
+  const next = ledger
+    .stmt('SELECT coalesce(max(attempt), 0) + 1 AS n FROM attempts WHERE job_id = ? AND task_id = ?')
+    .get(jobId, taskId) as { n: number };
+  ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, reason) VALUES (?, ?, ?, ?, 'error', ?)
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, taskId, next.n, launchId, reason);
+  ledger
+    .stmt('UPDATE tasks SET attempts = max(attempts, ?) WHERE job_id = ? AND id = ?')
+    .run(next.n, jobId, taskId);
+  setTaskState(ledger, jobId, launchId, taskId, 'error', null);
+  return true;
+}
+
+/**
+ * Transition: the backend says why an ended attempt really ended (e.g. `killed` by a scheduler stop →
+ * `timeout` when the scheduler's time limit was hit, or `cancelled` when the user had cancelled it). Changes
+ * only an attempt still in state `from`; the task follows when it is the task's latest attempt. Idempotent.
+ */
+export function restateEnd(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  attempt: number,
+  from: TerminalState,
+  to: TerminalState,
+  reason: string,
+): boolean {
+  const info = ledger
+    .stmt(
+      'UPDATE attempts SET state = ?, reason = ? WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND state = ?',
+    )
+    .run(to, reason, jobId, taskId, attempt, launchId, from);
+  if (info.changes === 0) return false;
+  const latest = ledger
+    .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
+    .get(jobId, taskId, launchId) as { a: number };
+  if (latest.a === attempt) setTaskState(ledger, jobId, launchId, taskId, to);
+  return true;
+}
+
+/** A task's state after an attempt ended: the attempt's, or `queued` while the runner will retry it. */
+function taskStateAfter(r: EndRecord): State {
+  return r.retry ? 'queued' : r.state;
 }

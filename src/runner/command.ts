@@ -56,14 +56,54 @@ const SHELL_FIRST_WORDS = new Set([
   'while',
 ]);
 
-/** The argv to execute `command` directly, or null when it needs a shell. */
+/**
+ * The argv to execute `command` directly, or null when it needs a shell. Plain words split on spaces; words in
+ * single quotes, or in double quotes without `$`, backquotes or backslashes, are taken literally as a shell
+ * would (so `sh -c 'kill -9 $$'` runs sh itself, and its fate is the task's, not a wrapper shell's).
+ */
 export function directArgv(command: string): string[] | null {
   const trimmed = command.trim();
-  if (!PLAIN_WORDS.test(trimmed)) return null;
-  const words = trimmed.split(/ +/);
+  const words = PLAIN_WORDS.test(trimmed) ? trimmed.split(/ +/) : splitQuoted(trimmed);
+  if (!words || words.length === 0) return null;
   const first = words[0]!;
   // `VAR=value cmd` is an assignment, and builtins behave differently from programs of the same name.
-  if (first.includes('=') || SHELL_FIRST_WORDS.has(first)) return null;
+  if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(first) || SHELL_FIRST_WORDS.has(first)) return null;
+  return words;
+}
+
+const BARE = /[A-Za-z0-9_./:,+@%=^-]/;
+
+/** Split words with simple quoting; null at anything only a shell can interpret. */
+function splitQuoted(text: string): string[] | null {
+  const words: string[] = [];
+  let word: string | null = null;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === ' ') {
+      if (word !== null) words.push(word);
+      word = null;
+      i++;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) return null;
+      word = (word ?? '') + text.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '"') {
+      const end = text.indexOf('"', i + 1);
+      if (end < 0) return null;
+      const inner = text.slice(i + 1, end);
+      if (/[$`\\]/.test(inner)) return null;
+      word = (word ?? '') + inner;
+      i = end + 1;
+    } else if (BARE.test(c)) {
+      word = (word ?? '') + c;
+      i++;
+    } else {
+      return null;
+    }
+  }
+  if (word !== null) words.push(word);
   return words;
 }
 
@@ -77,7 +117,8 @@ export function wrapCommand(command: string, header?: string, footer?: string): 
   if (!header && !footer) return command;
   const parts: string[] = [];
   if (header) parts.push(header);
-  parts.push(command, '__drover_status=$?');
+  // In a subshell, so a command that calls `exit` still lets the footer run.
+  parts.push(`(\n${command}\n)`, '__drover_status=$?');
   if (footer) parts.push(footer);
   parts.push('exit $__drover_status');
   return parts.join('\n');

@@ -79,30 +79,34 @@ sub handle {
     print "X\t$id\n" if @queue < $n;
   }
 }
+sub read_input {
+  my $r = sysread(STDIN, $buf, 1 << 16, length $buf);
+  if (!$r) { $eof = 1; return; }
+  while (1) {
+    my $nl = index($buf, "\n");
+    last if $nl < 0;
+    my $len = substr($buf, 0, $nl);
+    last if length($buf) < $nl + 1 + $len;
+    my $msg = substr($buf, $nl + 1, $len);
+    substr($buf, 0, $nl + 1 + $len) = '';
+    handle($msg);
+  }
+}
+# Each turn reads what the runner sent before reaping and starting: a withdrawal sent before a stop is
+# always seen before the stopped task's slot is given to the next queued task.
 while (1) {
+  my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
+  my $n = select(my $rout = $rin, undef, undef, $eof ? 1 : undef);
+  if ($n > 0) {
+    if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }
+    if (!$eof && vec($rout, fileno(STDIN), 1)) { read_input(); }
+  }
   reap();
   launch() unless $eof;
   if ($eof) {
     last if !%task_of;
     if (!$stop_at) { kill('TERM', -$_) for keys %task_of; $stop_at = time; }
     elsif (time - $stop_at >= 5) { kill('KILL', -$_) for keys %task_of; }
-  }
-  my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
-  my $n = select(my $rout = $rin, undef, undef, $eof ? 1 : undef);
-  next if $n <= 0;
-  if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }
-  if (!$eof && vec($rout, fileno(STDIN), 1)) {
-    my $r = sysread(STDIN, $buf, 1 << 16, length $buf);
-    if (!$r) { $eof = 1; next; }
-    while (1) {
-      my $nl = index($buf, "\n");
-      last if $nl < 0;
-      my $len = substr($buf, 0, $nl);
-      last if length($buf) < $nl + 1 + $len;
-      my $msg = substr($buf, $nl + 1, $len);
-      substr($buf, 0, $nl + 1 + $len) = '';
-      handle($msg);
-    }
   }
 }
 `;

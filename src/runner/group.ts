@@ -64,6 +64,8 @@ export interface GroupTask {
   command: string;
   /** Attempt number of its first run here. */
   attempt: number;
+  /** Extra environment of this task only (pool workers: DROVER_JOB_RANK, DROVER_NUM_JOBS). */
+  env?: Record<string, string>;
 }
 
 /** A cancel request dropped into the cancel folder: which tasks ('all' for every one). */

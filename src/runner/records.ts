@@ -47,6 +47,8 @@ export interface EndRecord {
   exit_code: number | null;
   signal: string | null;
   reason?: string;
+  /** The runner will retry the task (another attempt follows): the task is queued again, not failed. */
+  retry?: boolean;
 }
 
 /** A task the runner was given but never started, because it was cancelled. */

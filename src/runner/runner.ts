@@ -6,7 +6,7 @@ import { commandArgv, wrapCommand } from './command.js';
 import { ForkServer, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { processStartTime, shortHostname } from './proc.js';
-import { nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
+import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
 import { type Execution, type Executor, NodeExecutor, signalGroup } from './spawner.js';
 
@@ -20,6 +20,23 @@ export interface RunnerHooks {
     exitCode: number | null,
     willRetry: boolean,
   ): void;
+  /** Every record as it is written to the record file (a pool worker forwards them to the controller). */
+  onRecord?(record: AttemptRecord): void;
+}
+
+/**
+ * Options for runners that are not alone on their node (pool workers). Without them a runner behaves as it
+ * always did: its own executor and slots, and it finishes once its group's tasks are done.
+ */
+export interface RunnerOptions {
+  /** Share this executor (and its slots) with other runners; the runner then never closes it. */
+  executor?: Executor;
+  /** The slots of the shared executor (for the GPUs recorded with each start). */
+  slots?: Slot[];
+  /** Keep running when the queue is empty: more tasks come with `add`, and `close` lets it finish. */
+  keepOpen?: boolean;
+  /** Tasks handed to the executor ahead of free slots (default: 2 per slot). */
+  lookahead?: number;
 }
 
 /** Final counts of a runner: each task counted once, by its last attempt (or cancelled before starting). */
@@ -61,19 +78,28 @@ export class Runner {
   private cancelledAll = false;
   private finish: ((s: RunnerSummary) => void) | undefined;
   private cancelPoll: NodeJS.Timeout | undefined;
+  /** Variables of this group that a shared executor does not have in its environment. */
+  private readonly groupEnv: Record<string, string> = {};
+  private readonly sharedExecutor: boolean;
+  private open: boolean;
 
   constructor(
     private readonly group: GroupFile,
     private readonly hooks: RunnerHooks = {},
     env: NodeJS.ProcessEnv = process.env,
+    private readonly options: RunnerOptions = {},
   ) {
-    this.slots = planSlots({
-      cpusAvailable: cpusAvailable(),
-      cpusPerTask: group.cpusPerTask,
-      maxTasks: group.maxTasks,
-      gpusPerTask: group.gpusPerTask,
-      visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
-    });
+    this.slots =
+      options.slots ??
+      planSlots({
+        cpusAvailable: cpusAvailable(),
+        cpusPerTask: group.cpusPerTask,
+        maxTasks: group.maxTasks,
+        gpusPerTask: group.gpusPerTask,
+        visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
+      });
+    this.sharedExecutor = options.executor !== undefined;
+    this.open = options.keepOpen === true;
     this.name = `g${group.group}.${this.host}.${process.pid}`;
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
@@ -90,12 +116,29 @@ export class Runner {
       baseEnv.PATH = `${path.join(group.venv, 'bin')}:${env.PATH ?? ''}`;
     }
     for (const task of group.tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
-    this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER);
+    if (options.executor) {
+      for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && env[k] !== v) this.groupEnv[k] = v;
+      this.executor = options.executor;
+    } else {
+      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER);
+    }
+  }
+
+  /** More tasks for a runner made with `keepOpen` (they start after those queued). */
+  add(tasks: readonly GroupTask[]): void {
+    for (const task of tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
+    this.pump();
+  }
+
+  /** No more tasks for a `keepOpen` runner: it finishes once those it has are done. */
+  close(): void {
+    this.open = false;
+    this.maybeFinish();
   }
 
   /** Run every task to an end; resolves with the counts once no task process is left. */
   run(): Promise<RunnerSummary> {
-    this.writer.write({
+    this.record({
       type: 'runner',
       v: RECORDS_VERSION,
       runner: this.name,
@@ -133,7 +176,11 @@ export class Runner {
       this.waiting.delete(id);
       this.skip(id);
     }
-    for (const f of this.inFlight) if (hit(f.task.id)) this.stop(f, 'cancel');
+    // Withdraw tasks not started yet before signalling running ones: the executor reads the withdrawals
+    // before it reaps the stopped tasks, so none of them starts in a slot the stop frees.
+    const targets = [...this.inFlight].filter((f) => hit(f.task.id));
+    for (const f of targets) if (f.pid === null) this.stop(f, 'cancel');
+    for (const f of targets) if (f.pid !== null) this.stop(f, 'cancel');
     this.maybeFinish();
   }
 
@@ -151,7 +198,9 @@ export class Runner {
     this.queue.length = 0;
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     this.waiting.clear();
-    for (const f of this.inFlight) this.stop(f, 'term');
+    const targets = [...this.inFlight];
+    for (const f of targets) if (f.pid === null) this.stop(f, 'term');
+    for (const f of targets) if (f.pid !== null) this.stop(f, 'term');
     this.maybeFinish();
   }
 
@@ -179,7 +228,7 @@ export class Runner {
   }
 
   private skip(task: number): void {
-    this.writer.write({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
+    this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
     this.count('cancelled');
     this.hooks.onEnd?.(task, 0, 'cancelled', null, false);
   }
@@ -189,7 +238,7 @@ export class Runner {
   }
 
   private pump(): void {
-    const limit = this.slots.length * LOOKAHEAD_PER_SLOT;
+    const limit = this.options.lookahead ?? this.slots.length * LOOKAHEAD_PER_SLOT;
     while (this.inFlight.size < limit && this.queue.length > 0) this.submit(this.queue.shift()!);
     this.maybeFinish();
   }
@@ -201,7 +250,12 @@ export class Runner {
     const command = wrapCommand(task.command, this.group.header, this.group.footer);
     const exec = this.executor.submit({
       argv: commandArgv(command),
-      taskEnv: { DROVER_TASK_ID: String(task.id), DROVER_ATTEMPT: String(attempt) },
+      taskEnv: {
+        ...this.groupEnv,
+        ...task.env,
+        DROVER_TASK_ID: String(task.id),
+        DROVER_ATTEMPT: String(attempt),
+      },
       cwd: this.group.cwd,
       out,
       err,
@@ -214,7 +268,7 @@ export class Runner {
       f.pid = s.pid;
       slot = s.slot;
       const gpus = this.slots[s.slot]?.gpus ?? [];
-      this.writer.write({
+      this.record({
         type: 'start',
         task: task.id,
         attempt,
@@ -244,7 +298,7 @@ export class Runner {
       if (f.stopReason !== null && f.pid !== null) signalGroup(f.pid, 'SIGKILL');
       if (f.pid === null) {
         // It could not be started: record the attempt and its failure all the same.
-        this.writer.write({
+        this.record({
           type: 'start',
           task: task.id,
           attempt,
@@ -265,7 +319,7 @@ export class Runner {
       else state = exit.exitCode === 0 ? 'succeeded' : 'failed';
       const willRetry =
         state !== 'succeeded' && state !== 'cancelled' && q.retry < this.group.retries && !this.cancelledAll;
-      this.writer.write({
+      this.record({
         type: 'end',
         task: task.id,
         attempt,
@@ -275,6 +329,7 @@ export class Runner {
         signal: exit.signal,
         ...(f.stopReason === 'timeout' ? { reason: `time limit of ${this.group.taskTimeout} s` } : {}),
         ...(f.stopReason === 'term' ? { reason: 'the runner was sent SIGTERM (scheduler stop)' } : {}),
+        ...(willRetry ? { retry: true } : {}),
       });
       this.hooks.onEnd?.(task.id, attempt, state, exit.exitCode, willRetry);
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });
@@ -307,12 +362,18 @@ export class Runner {
     f.timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
+  private record(r: AttemptRecord): void {
+    this.writer.write(r);
+    this.hooks.onRecord?.(r);
+  }
+
   private maybeFinish(): void {
     if (!this.finish || this.queue.length > 0 || this.waiting.size > 0 || this.inFlight.size > 0) return;
+    if (this.open && !this.cancelledAll) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
-    this.writer.write({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
+    this.record({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
     this.writer.close();
-    this.executor.close();
+    if (!this.sharedExecutor) this.executor.close();
     const finish = this.finish;
     this.finish = undefined;
     finish(this.summary);
@@ -323,7 +384,7 @@ export class Runner {
  * The Perl fork server when Perl is there (fast: see forkserver-source.ts), else Node's spawn.
  * DROVER_SPAWNER=node|perl forces one.
  */
-function chooseExecutor(
+export function chooseExecutor(
   slots: readonly Slot[],
   baseEnv: NodeJS.ProcessEnv,
   cwd: string,

@@ -40,7 +40,7 @@ export function parseVisibleGpus(value: string | undefined): string[] {
  * overrides. With GPUs per task, each slot gets that many distinct GPUs, and there are never more slots than
  * the visible GPUs can fill.
  */
-export function planSlots(req: SlotRequest): Slot[] {
+export function planSlots(req: SlotRequest, gpuFlag = '--gpus'): Slot[] {
   const perTask = req.cpusPerTask ?? 1;
   let count = req.maxTasks ?? Math.max(1, Math.floor(req.cpusAvailable / perTask));
   const k = req.gpusPerTask ?? 0;
@@ -49,7 +49,7 @@ export function planSlots(req: SlotRequest): Slot[] {
     const fit = Math.floor(visible.length / k);
     if (fit < 1) {
       throw usageError(
-        `--gpus-per-task ${k} needs ${k} GPU(s) but ${visible.length} are visible (CUDA_VISIBLE_DEVICES='${visible.join(',')}'): request GPUs from the backend or lower --gpus-per-task`,
+        `${gpuFlag} ${k} needs ${k} GPU(s) per task but ${visible.length} are visible (CUDA_VISIBLE_DEVICES='${visible.join(',')}'): make GPUs visible or lower ${gpuFlag}`,
       );
     }
     count = Math.min(count, fit);

@@ -12,15 +12,15 @@ const RULE = `use 1-${MAX_JOBNAME_LENGTH} letters, digits and _ - . +, starting 
  * not starting with `.`, `-` or `+`, no `..`, at most MAX_JOBNAME_LENGTH characters. This refuses empty names,
  * `/`, whitespace and control characters.
  */
-export function validateJobname(name: string): string {
+export function validateJobname(name: string, flag = '+jobname'): string {
   const shown = JSON.stringify(name);
-  if (name.length === 0) throw usageError(`+jobname is empty; ${RULE}`);
+  if (name.length === 0) throw usageError(`${flag} is empty; ${RULE}`);
   if (name.length > MAX_JOBNAME_LENGTH) {
-    throw usageError(`+jobname ${shown} is longer than ${MAX_JOBNAME_LENGTH} characters; ${RULE}`);
+    throw usageError(`${flag} ${shown} is longer than ${MAX_JOBNAME_LENGTH} characters; ${RULE}`);
   }
-  if (!ALLOWED.test(name)) throw usageError(`+jobname ${shown} has a character that is not allowed; ${RULE}`);
+  if (!ALLOWED.test(name)) throw usageError(`${flag} ${shown} has a character that is not allowed; ${RULE}`);
   if (/^[.+-]/.test(name))
-    throw usageError(`+jobname ${shown} starts with ${JSON.stringify(name[0])}; ${RULE}`);
-  if (name.includes('..')) throw usageError(`+jobname ${shown} contains ".."; ${RULE}`);
+    throw usageError(`${flag} ${shown} starts with ${JSON.stringify(name[0])}; ${RULE}`);
+  if (name.includes('..')) throw usageError(`${flag} ${shown} contains ".."; ${RULE}`);
   return name;
 }

@@ -17,6 +17,11 @@ export interface WrapperSpec {
   /** The backend's config section: header, footer, venv, conda, modules. */
   config: Record<string, string>;
   settings: Pick<RunSettings, 'venv'>;
+  /**
+   * Elements of one task each run the light single-task runner (src/runner/single.ts) instead of Node: its
+   * script, task table and DROVER_S_* settings.
+   */
+  single?: { script: string; table: string; env: Record<string, string> };
 }
 
 /**
@@ -32,11 +37,16 @@ export function wrapperScript(w: WrapperSpec): string {
   const venv = w.settings.venv ?? w.config.venv;
   if (venv) lines.push(`source ${shellQuote(`${venv}/bin/activate`)}`);
   if (w.config.header) lines.push(w.config.header);
-  lines.push(
-    `drover_group=$(( \${1:-0} + \${${w.indexVar}} ))`,
-    `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`,
-    'drover_status=$?',
-  );
+  lines.push(`drover_group=$(( \${1:-0} + \${${w.indexVar}} ))`);
+  if (w.single) {
+    for (const [k, v] of Object.entries(w.single.env)) lines.push(`export ${k}=${shellQuote(v)}`);
+    lines.push(`perl ${shellQuote(w.single.script)} ${shellQuote(w.single.table)} "$drover_group"`);
+  } else {
+    lines.push(
+      `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`,
+    );
+  }
+  lines.push('drover_status=$?');
   if (w.config.footer) lines.push(w.config.footer);
   lines.push('exit $drover_status', '');
   return lines.join('\n');

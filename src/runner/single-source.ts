@@ -1,0 +1,134 @@
+/**
+ * The single-task runner's Perl source: what an array element runs when it holds exactly one task (the default
+ * on clusters). Starting Node and loading drover costs ~0.1 s of CPU per element, as much as the scheduler
+ * spends on the element itself; Perl starts in a few milliseconds. It keeps the runner's contract: the same
+ * records (runner, start, end, runner-end) in its own file, per-attempt logs, the DROVER_* environment, the
+ * task in its own process group, retries with the same backoff, a per-attempt time limit, and on SIGTERM
+ * (a scheduler stop, or scancel/qdel from drover cancel) the task is stopped (TERM, KILL after the grace
+ * period) and recorded `cancelled` when drover's cancel folder asked for it, else `killed`.
+ *
+ * Only modules of perl-base are required (Time::HiRes is used when present, for millisecond times).
+ * Usage: perl -e SOURCE TABLE KEY, with the settings in DROVER_S_* variables (singleEnv in single.ts).
+ * TABLE has one line per group: `key \t task \t attempt \t kind \t payload`; kind `sh` runs the payload with
+ * `/bin/sh -c`, kind `x` executes the tab-separated words directly (see directArgv); `\`, tab and newline
+ * are escaped as `\\`, `\t`, `\n`.
+ */
+export const SINGLE_RUNNER_PERL = String.raw`
+use strict; use warnings; use POSIX (); use Config;
+my $hires = eval { require Time::HiRes; 1 };
+sub now { return $hires ? sprintf('%.3f', Time::HiRes::time()) : time(); }
+my ($table, $key) = @ARGV;
+my %s = map { (lc(substr($_, 9)) => $ENV{$_}) } grep { /^DROVER_S_/ } keys %ENV;
+delete $ENV{$_} for grep { /^DROVER_S_/ } keys %ENV;
+my ($task, $attempt, @argv);
+sub unescape { my $c = shift; $c =~ s/\\(.)/$1 eq 't' ? "\t" : $1 eq 'n' ? "\n" : $1/ge; return $c; }
+open(my $tf, '<', $table) or die "drover: cannot read $table: $!\n";
+while (my $line = <$tf>) {
+  chomp $line;
+  my ($k, $t, $a, $kind, $payload) = split(/\t/, $line, 5);
+  next unless defined $payload && $k eq $key;
+  ($task, $attempt) = ($t, $a);
+  @argv = $kind eq 'x' ? map { unescape($_) } split(/\t/, $payload, -1) : ('/bin/sh', '-c', unescape($payload));
+  last;
+}
+close($tf);
+die "drover: no group $key in $table\n" unless @argv;
+sub jstr {
+  my $v = shift;
+  return 'null' unless defined $v;
+  $v =~ s/(["\\])/\\$1/g;
+  $v =~ s/([\x00-\x1f])/sprintf('\\u%04x', ord $1)/ge;
+  return "\"$v\"";
+}
+my $host = (POSIX::uname())[1]; $host =~ s/\..*//;
+my $name = "g$key.$host.$$";
+mkdir $s{records_dir}; mkdir $s{log_dir};
+open(my $rec, '>>', "$s{records_dir}/$name.jsonl") or die "drover: cannot write records in $s{records_dir}: $!\n";
+# One JSON object per line, one write each: (key, encoded value) pairs in order.
+sub record {
+  my @kv = @_; my @parts;
+  while (@kv) { my ($k, $v) = splice(@kv, 0, 2); push @parts, "\"$k\":$v"; }
+  syswrite($rec, '{' . join(',', @parts) . "}\n");
+}
+record(type => '"runner"', v => 1, runner => jstr($name), launch => $s{launch}, job => jstr($s{job}),
+  host => jstr($host), pid => $$, pid_start => 'null', slots => 1, at => now());
+
+my ($child, $stop, $timed_out, $alarm_kills) = (0, 0, 0, 0);
+$SIG{TERM} = $SIG{INT} = sub { $stop = 1; kill('TERM', -$child) if $child; };
+$SIG{ALRM} = sub {
+  return unless $child;
+  if ($alarm_kills) { kill('KILL', -$child); return; }
+  $timed_out = 1; kill('TERM', -$child);
+};
+sub cancel_requested {
+  opendir(my $d, $s{cancel_dir}) or return 0;
+  for my $f (grep { /\.json$/ } readdir($d)) {
+    open(my $fh, '<', "$s{cancel_dir}/$f") or next;
+    local $/; my $j = <$fh>; close($fh);
+    return 1 if $j =~ /"tasks"\s*:\s*"all"/;
+    if ($j =~ /"tasks"\s*:\s*\[([^\]]*)\]/) { return 1 if grep { $_ == $task } split(/\s*,\s*/, $1); }
+  }
+  return 0;
+}
+my @sig_names = split(' ', $Config{sig_name});
+my $retries = $s{retries} || 0;
+my $state = 'lost';
+for (my $try = 0; !$stop; $try++) {
+  my $out = "$s{log_dir}/$task.$attempt.out";
+  my $err = "$s{log_dir}/$task.$attempt.err";
+  ($timed_out, $alarm_kills) = (0, 0);
+  my $start = now();
+  $child = fork();
+  die "drover: fork: $!\n" unless defined $child;
+  if ($child == 0) {
+    $SIG{$_} = 'DEFAULT' for qw(TERM INT ALRM);
+    POSIX::setpgid(0, 0);
+    open(STDIN, '<', '/dev/null');
+    open(STDOUT, '>', $out) or POSIX::_exit(126);
+    open(STDERR, '>', $err) or POSIX::_exit(126);
+    chdir($s{cwd}) if defined $s{cwd};
+    @ENV{qw(DROVER_TASK_ID DROVER_ATTEMPT DROVER_SLOT DROVER_JOBNAME DROVER_LAUNCH)} = ($task, $attempt, 0, $s{job}, $s{launch});
+    { no warnings 'exec'; exec { $argv[0] } @argv; }
+    my $code = $!{ENOENT} ? 127 : 126;
+    print STDERR "drover: cannot execute $argv[0]: $!\n";
+    POSIX::_exit($code);
+  }
+  POSIX::setpgid($child, $child);
+  record(type => '"start"', task => $task, attempt => $attempt, at => $start, pid => $child, slot => 0,
+    gpus => jstr($ENV{CUDA_VISIBLE_DEVICES}), host => jstr($host), out => jstr($out), err => jstr($err));
+  if ($stop) { kill('TERM', -$child); $alarm_kills = 1; alarm($s{kill_grace} || 5); }
+  elsif ($s{task_timeout}) { alarm($s{task_timeout}); }
+  while (1) {
+    my $w = waitpid($child, 0);
+    last if $w == $child;
+    die "drover: waitpid: $!\n" if $w == -1 && !$!{EINTR};
+    if (($stop || $timed_out) && !$alarm_kills) { $alarm_kills = 1; alarm($s{kill_grace} || 5); }
+  }
+  my $status = $?;
+  alarm(0);
+  kill('KILL', -$child) if $stop || $timed_out;
+  $child = 0;
+  my $sig = $status & 127;
+  my $code = $sig ? 'null' : $status >> 8;
+  my @reason;
+  if ($timed_out) { $state = 'timeout'; @reason = (reason => jstr("time limit of $s{task_timeout} s")); }
+  elsif ($stop) {
+    if (cancel_requested()) { $state = 'cancelled'; }
+    else { $state = 'killed'; @reason = (reason => jstr('the runner was sent SIGTERM (scheduler stop)')); }
+  }
+  elsif ($sig) { $state = 'killed'; }
+  else { $state = $code == 0 ? 'succeeded' : 'failed'; }
+  my $retry = $state ne 'succeeded' && $state ne 'cancelled' && !$stop && $try < $retries;
+  my $signal = $sig ? jstr('SIG' . ($sig_names[$sig] // $sig)) : 'null';
+  record(type => '"end"', task => $task, attempt => $attempt, at => now(), state => jstr($state), exit_code => $code,
+    signal => $signal, @reason, ($retry ? (retry => 'true') : ()));
+  last unless $retry;
+  my $delay = ($s{retry_delay} // 1) * 2 ** $try;
+  $delay = 60 if $delay > 60;
+  $delay *= 0.8 + 0.4 * rand();
+  select(undef, undef, undef, $delay);
+  $attempt++;
+}
+record(type => '"runner-end"', at => now(), reason => jstr($stop ? 'cancelled' : 'done'));
+exit($state eq 'succeeded' ? 0 : 1);
+`;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { lines, repoRoot, runDrover } from '../helpers/drover.js';
+import { snapshot, tempWorkspace } from '../helpers/workspace.js';
+
+const COMMANDS = ['prelaunch', 'launch', 'status', 'list', 'logs', 'cancel', 'history', 'config'];
+
+test('drover --help, -h, help and --help on each command exit 0 with help on stdout, writing nothing', async (t) => {
+  const cwd = tempWorkspace(t);
+  for (const args of [
+    ['--help'],
+    ['-h'],
+    ['help'],
+    ...COMMANDS.map((c) => [c, '--help']),
+    ['help', 'launch'],
+  ]) {
+    const r = await runDrover(args, { cwd });
+    assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stdout, /usage/i, `drover ${args.join(' ')} prints a usage`);
+    assert.equal(r.stderr, '', `drover ${args.join(' ')} stderr`);
+  }
+  const top = await runDrover(['--help'], { cwd });
+  for (const c of COMMANDS) assert.match(top.stdout, new RegExp(`\\b${c}\\b`), `--help lists ${c}`);
+  assert.deepEqual(snapshot(cwd), []);
+});
+
+test('drover --version prints the package version', async (t) => {
+  const cwd = tempWorkspace(t);
+  const { version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const r = await runDrover(['--version'], { cwd });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, `${version}\n`);
+});
+
+test('unknown options, commands and bad option values exit 2 with one line naming them, creating nothing', async (t) => {
+  const cwd = tempWorkspace(t);
+  const cases: [string[], string][] = [
+    [['launch', '--bogus'], '--bogus'],
+    [['--bogus'], '--bogus'],
+    [['status', '--bogus'], '--bogus'],
+    [['list', '--jobname', 'J', '--frobnicate'], '--frobnicate'],
+    [['frob'], 'frob'],
+    [['launch', '--jobname', 'J', '--max-tasks', '0'], "'0'"],
+    [['launch', '--jobname', 'J', '--retries', 'x'], "'x'"],
+    [['launch', '--jobname', 'J', '--failed', '--unfinished'], '--unfinished'],
+    [['list', '--state', 'done'], "'done'"],
+  ];
+  for (const [args, named] of cases) {
+    const r = await runDrover(args, { cwd });
+    assert.equal(r.code, 2, `drover ${args.join(' ')}: ${r.stderr}`);
+    assert.equal(lines(r.stderr).length, 1, `drover ${args.join(' ')}: one line, got\n${r.stderr}`);
+    assert.ok(r.stderr.includes(named), `drover ${args.join(' ')} names ${named}: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+  }
+  assert.deepEqual(snapshot(cwd), []);
+});

@@ -1,0 +1,51 @@
+import { droverJson, type RunOptions } from './drover.js';
+
+/** The states of DESIGN.md, in its order. */
+export const ALL_STATES = [
+  'pending',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'killed',
+  'timeout',
+  'cancelled',
+  'lost',
+  'error',
+] as const;
+
+export type StateName = (typeof ALL_STATES)[number];
+export type Counts = Record<StateName, number>;
+
+/** `drover status J --json` as the scripting contract defines it. */
+export interface JobStatus {
+  jobname: string;
+  tasks: number;
+  counts: Counts;
+  launches: { id: string; backend: string; tasklist: string; counts: Counts }[];
+}
+
+/** One object of `drover list --jobname J --json`. */
+export interface ListedTask {
+  task: number;
+  command: string;
+  tag: string;
+  state: StateName;
+  exit_code: number | null;
+  attempts: number;
+}
+
+/** Counts with every state present: zero except those given. */
+export function counts(some: Partial<Counts>): Counts {
+  return Object.fromEntries(ALL_STATES.map((s) => [s, some[s] ?? 0])) as Counts;
+}
+
+/** `drover status JOB --json`. */
+export function status(job: string, opts: RunOptions): Promise<JobStatus> {
+  return droverJson<JobStatus>(['status', job, '--json'], opts);
+}
+
+/** `drover list --jobname JOB --json`. */
+export function list(job: string, opts: RunOptions): Promise<ListedTask[]> {
+  return droverJson<ListedTask[]>(['list', '--jobname', job, '--json'], opts);
+}

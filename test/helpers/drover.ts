@@ -1,0 +1,94 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: this file runs from dist/test/helpers/. */
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** The real `drover` entry script. */
+export const droverBin = path.join(repoRoot, 'bin', 'drover.cjs');
+
+/** How a drover process ended and what it printed. */
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Where and how to run drover. */
+export interface RunOptions {
+  /** The folder drover works in (its `.drover/` goes here). */
+  cwd: string;
+  /** Extra environment; a value of undefined removes the variable. */
+  env?: Record<string, string | undefined>;
+  /** Text for stdin (stdin is a pipe, never a TTY). */
+  input?: string;
+}
+
+/** A drover process running in the background. */
+export interface Started {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves when it has ended. */
+  result: Promise<RunResult>;
+}
+
+/** The environment of a drover child: ours without settings that would leak into the test's folder. */
+function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DROVER_DIR;
+  delete env.CUDA_VISIBLE_DEVICES;
+  delete env.NODE_TEST_CONTEXT;
+  delete env.DROVER_DEBUG;
+  // No global config from the user running the tests: point it at a folder that does not exist.
+  env.XDG_CONFIG_HOME = path.join(os.tmpdir(), 'drover-test-no-global-config');
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** Start `node bin/drover.cjs ...args` in the background. */
+export function startDrover(args: readonly string[], opts: RunOptions): Started {
+  const child = spawn(process.execPath, [droverBin, ...args], {
+    cwd: opts.cwd,
+    env: childEnv(opts.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
+  child.stdin!.on('error', () => {});
+  child.stdin!.end(opts.input ?? '');
+  const result = new Promise<RunResult>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  if (child.pid === undefined) throw new Error('could not start drover');
+  return { child, pid: child.pid, result };
+}
+
+/** Run `node bin/drover.cjs ...args` to its end. */
+export function runDrover(args: readonly string[], opts: RunOptions): Promise<RunResult> {
+  return startDrover(args, opts).result;
+}
+
+/** Run drover expecting exit 0 and JSON on stdout; throws with its stderr otherwise. */
+export async function droverJson<T = unknown>(args: readonly string[], opts: RunOptions): Promise<T> {
+  const r = await runDrover(args, opts);
+  if (r.code !== 0) throw new Error(`drover ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** Lines of a text without the trailing empty one. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l, i, all) => !(l === '' && i === all.length - 1));
+}

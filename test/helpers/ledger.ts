@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type JobRow, syncJobTasks } from '../../src/ledger/jobs.js';
+import { createLaunch, type LaunchRow } from '../../src/ledger/launches.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import type { State } from '../../src/ledger/states.js';
+import { droverPaths } from '../../src/paths.js';
+import type { EndRecord, StartRecord } from '../../src/runner/records.js';
+
+/** A real ledger file in a fresh temp folder, closed and removed after the test. */
+export function tempLedger(t: { after(fn: () => void): void }): Ledger {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-ledger-'));
+  const ledger = Ledger.open(droverPaths(path.join(dir, '.drover')));
+  t.after(() => {
+    ledger.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return ledger;
+}
+
+/** Create job `name` with `n` tasks (`echo N`). */
+export function makeJob(ledger: Ledger, name: string, n: number): JobRow {
+  const entries = new Map(
+    Array.from({ length: n }, (_, i) => [i + 1, { command: `echo ${i + 1}`, tag: '' }]),
+  );
+  return syncJobTasks(ledger, name, path.join(ledger.paths.root, 'jobs', name, 'jobs.json'), entries, 1);
+}
+
+/** Launch some tasks of a job (they become queued). */
+export function launch(ledger: Ledger, job: JobRow, ids: number[]): LaunchRow {
+  return createLaunch(ledger, job, 'local', ids, {}, (id) => ledger.paths.launchDir(job.name, id)).launch;
+}
+
+/** A start record. */
+export function start(task: number, attempt: number, at = 100): StartRecord {
+  return { type: 'start', task, attempt, at, pid: 4242, slot: 0, gpus: null, host: 'h', out: 'o', err: 'e' };
+}
+
+/** An end record. */
+export function end(
+  task: number,
+  attempt: number,
+  state: EndRecord['state'],
+  exitCode: number | null,
+  at = 101,
+): EndRecord {
+  return { type: 'end', task, attempt, at, state, exit_code: exitCode, signal: null };
+}
+
+/** A task's row: state, exit code, attempts, newest launch. */
+export function taskRow(ledger: Ledger, job: JobRow, task: number) {
+  return ledger.db
+    .prepare('SELECT state, exit_code, attempts, last_launch_id FROM tasks WHERE job_id = ? AND id = ?')
+    .get(job.id, task) as {
+    state: State;
+    exit_code: number | null;
+    attempts: number;
+    last_launch_id: number | null;
+  };
+}
+
+/** A task's state within a launch. */
+export function launchState(ledger: Ledger, launchId: number, task: number): State | undefined {
+  return (
+    ledger.db
+      .prepare('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
+      .get(launchId, task) as { state: State } | undefined
+  )?.state;
+}
+
+/** Every attempt row of a task, oldest first. */
+export function attemptRows(ledger: Ledger, job: JobRow, task: number) {
+  return ledger.db
+    .prepare(
+      'SELECT attempt, launch_id, state, exit_code, ended_at, reason FROM attempts WHERE job_id = ? AND task_id = ? ORDER BY attempt',
+    )
+    .all(job.id, task) as {
+    attempt: number;
+    launch_id: number;
+    state: State;
+    exit_code: number | null;
+    ended_at: number | null;
+    reason: string | null;
+  }[];
+}
