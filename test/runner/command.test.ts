@@ -17,10 +17,26 @@ test('plain words are executed directly, split on spaces', () => {
   assert.deepEqual(commandArgv('echo hi'), ['echo', 'hi']);
 });
 
+test('quotes a shell would only strip are taken literally, so the program itself runs', () => {
+  assert.deepEqual(directArgv('echo "a b"'), ['echo', 'a b']);
+  assert.deepEqual(directArgv("echo 'a'"), ['echo', 'a']);
+  assert.deepEqual(directArgv("sh -c 'kill -9 $$'"), ['sh', '-c', 'kill -9 $$']);
+  assert.deepEqual(directArgv(`python x.py --name 'a "b"' --x=''`), [
+    'python',
+    'x.py',
+    '--name',
+    'a "b"',
+    '--x=',
+  ]);
+  assert.deepEqual(directArgv('a"b c"d'), ['ab cd']);
+});
+
 test('anything a shell would treat specially runs with /bin/sh -c', () => {
   for (const cmd of [
-    'echo "a b"',
-    "echo 'a'",
+    'echo "$HOME"',
+    'echo "a\\b"',
+    'echo "unclosed',
+    "echo 'unclosed",
     'echo $HOME',
     'echo a | cat',
     'a && b',
