@@ -2,22 +2,26 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { LaunchRequest } from '../backends/backend.js';
+import { launchOnPool, type PoolLaunchOptions } from '../backends/pool/launch.js';
 import { refresh } from '../backends/refresh.js';
 import { type BackendName, backendConfig, BACKENDS as CONFIG_BACKENDS } from '../config/config.js';
 import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
+import { jobNotFound } from '../ledger/jobs.js';
 import { createLaunch } from '../ledger/launches.js';
+import { taskIdsWhere } from '../ledger/queries.js';
 import type { RunSettings } from '../runner/group.js';
+import { parseVisibleGpus, planSlots } from '../runner/slots.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
-import { condenseIds } from '../tasklist/tasklist.js';
+import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
 import { parseDuration } from '../util/duration.js';
 import { launchCluster } from './launch-cluster.js';
 import { launchLocal } from './launch-local.js';
 import { note, printJson } from './output.js';
 import { intOption, secondsOption } from './parse.js';
-import { openWorkspace, type Workspace } from './workspace.js';
+import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
 
 /** The backends `--backend` accepts. */
 export const LAUNCH_BACKENDS = ['local', 'slurm', 'gridengine'] as const;
@@ -61,6 +65,13 @@ export function registerLaunch(program: Command): void {
     .description('run a job’s tasks (all, a tasklist, --failed or --unfinished) on a backend')
     .usage('[options] [-- scheduler arguments]')
     .option('--backend <name>', `where to run: ${LAUNCH_BACKENDS.join(', ')}`, 'local')
+    .option('--pool <name>', 'run on this pool of workers (drover pool create; needs drover server)')
+    .option(
+      '--num-jobs <n>',
+      'with --pool and --command: run it n times (DROVER_JOB_RANK 0..n-1, DROVER_NUM_JOBS)',
+      intOption('--num-jobs'),
+    )
+    .option('--follow', 'with --pool: show live progress until the launch is done')
     .option('--jobname <name>', 'the job to launch (made by drover prelaunch)')
     .option('--command <cmd>', 'launch a single command as a one-task job (named by --jobname or the time)')
     .option(
@@ -118,7 +129,13 @@ export function registerLaunch(program: Command): void {
     .option('--json', 'print the launch (and, in the foreground, its final counts) as JSON')
     .option('-q, --quiet', 'no progress display')
     .allowExcessArguments()
-    .action(async (opts: LaunchOptions, cmd: Command) => {
+    .action(async (opts: LaunchOptions & PoolLaunchOptions, cmd: Command) => {
+      if (opts.pool !== undefined) {
+        process.exitCode = await launchOnPool(opts, cmd.args, process.argv.slice(2));
+        return;
+      }
+      if (opts.numJobs !== undefined || opts.follow)
+        throw usageError('--num-jobs and --follow are for --pool launches');
       process.exitCode = await launch(opts, cmd.args, process.argv.slice(2));
     });
 }
@@ -127,8 +144,11 @@ function checkOptions(opts: LaunchOptions, extraArgs: string[]): void {
   if (!(LAUNCH_BACKENDS as readonly string[]).includes(opts.backend)) {
     throw usageError(`--backend '${opts.backend}' is not a backend: use ${LAUNCH_BACKENDS.join(', ')}`);
   }
-  if (!opts.jobname && opts.command === undefined)
+  if (opts.jobname !== undefined) validateJobname(opts.jobname, '--jobname');
+  if (opts.jobname === undefined && opts.command === undefined) {
     throw usageError('launch needs --jobname JOB or --command CMD');
+  }
+  if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   if (opts.command !== undefined && opts.command.trim() === '') {
     throw usageError("--command '' is empty: give the command to run");
   }
@@ -162,10 +182,27 @@ function checkOptions(opts: LaunchOptions, extraArgs: string[]): void {
   }
 }
 
+/**
+ * Refuse to launch tasks that are queued or running in another launch: two copies of one task would run at
+ * once and race for its record. The user cancels them first, or leaves them out.
+ */
+function refuseActive(ws: Workspace, jobId: number, jobname: string, ids: readonly number[]): void {
+  const wanted = new Set(ids);
+  const active = taskIdsWhere(ws.ledger, jobId, (s) => s === 'queued' || s === 'running').filter((id) =>
+    wanted.has(id),
+  );
+  if (active.length > 0) {
+    const list = condenseIds(active);
+    throw usageError(
+      `task ${list} of '${jobname}' is already queued or running: wait for it, cancel it first (drover cancel ${jobname} --tasklist ${list}), or leave it out`,
+    );
+  }
+}
+
 /** Make the one-task job of `--command`; refuses to overwrite a job with other tasks. */
 function commandJob(ws: Workspace, opts: LaunchOptions): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const name = validateJobname(opts.jobname ?? `command-${stamp}`);
+  const name = validateJobname(opts.jobname ?? `command-${stamp}`, '--jobname');
   const file = ws.paths.jobfile(name);
   const text = serializeJobfile(new Map([[1, { command: opts.command!, tag: '' }]]));
   if (fs.existsSync(file)) {
@@ -178,6 +215,7 @@ function commandJob(ws: Workspace, opts: LaunchOptions): string {
 
 async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly string[]): Promise<number> {
   checkOptions(opts, extraArgs);
+  const backend = opts.backend as BackendName;
   const duration = opts.duration !== undefined ? parseDuration(opts.duration, '--duration') : undefined;
   const taskTimeout =
     opts.taskTimeout !== undefined
@@ -185,12 +223,21 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
       : opts.backend === 'local'
         ? duration
         : undefined;
-  if (opts.jobname !== undefined) validateJobname(opts.jobname);
   if (opts.venv !== undefined && !fs.existsSync(path.join(opts.venv, 'bin'))) {
     throw usageError(`--venv '${opts.venv}' has no bin/ folder: give the path of a virtualenv`);
   }
+  if (backend === 'local' && (opts.gpusPerTask ?? opts.gpus) !== undefined) {
+    // Checked now, before anything is written: the runner would refuse the same way.
+    const k = (opts.gpusPerTask ?? opts.gpus)!;
+    planSlots(
+      { cpusAvailable: 1, gpusPerTask: k, visibleGpus: parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES) },
+      opts.gpus !== undefined ? '--gpus' : '--gpus-per-task',
+    );
+  }
+  // A launch of a job this folder does not have creates nothing (not even .drover/).
+  if (opts.command === undefined && opts.jobfile === undefined && !openExistingWorkspace())
+    throw jobNotFound(opts.jobname!);
   const ws = openWorkspace();
-  const backend = opts.backend as BackendName;
   if (opts.command !== undefined && opts.dryRun) {
     note(`would run 1 task on ${backend}: ${opts.command}`);
     recordHistory(ws.ledger, {
@@ -203,8 +250,10 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
   }
   const jobname = opts.command !== undefined ? commandJob(ws, opts) : opts.jobname!;
   const job = loadJob(ws, jobname, opts.jobfile);
-  if (opts.failed || opts.unfinished) refresh(ws.ledger, job.id);
+  // Fresh states: --failed/--unfinished select by them, and attempt numbers continue from what was recorded.
+  refresh(ws.ledger, job.id);
   const ids = selectTasks(ws.ledger, job, opts);
+  refuseActive(ws, job.id, jobname, ids);
   if (ids.length === 0) {
     const what = opts.failed ? 'no failed tasks' : opts.unfinished ? 'no unfinished tasks' : 'no tasks';
     note(`drover: nothing to launch: job '${jobname}' has ${what}`);

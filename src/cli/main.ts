@@ -6,10 +6,13 @@ import { registerLaunch } from './launch.js';
 import { registerList } from './list.js';
 import { registerLogs } from './logs.js';
 import { reportError } from './output.js';
+import { registerPool } from './pool.js';
 import { registerPrelaunch } from './prelaunch.js';
 import { registerRunner } from './runner.js';
 import { self } from './self.js';
+import { registerServer } from './server.js';
 import { registerStatus } from './status.js';
+import { registerWorker } from './worker.js';
 
 /** Build the `drover` command line. */
 export function buildProgram(version: string): Command {
@@ -31,6 +34,9 @@ export function buildProgram(version: string): Command {
   registerHistory(program);
   registerConfig(program);
   registerRunner(program);
+  registerServer(program);
+  registerPool(program);
+  registerWorker(program);
   program.addHelpText(
     'after',
     `
@@ -48,6 +54,11 @@ Exit codes: 0 success, 1 the work failed, 2 bad usage or input.`,
 /** Run the CLI with `argv` (the arguments after `drover`). */
 export async function main(argv: string[], facts: { version: string; bin: string }): Promise<void> {
   Object.assign(self, facts);
+  // A reader that stops early (drover list | head) is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   const program = buildProgram(facts.version);
   try {
     await program.parseAsync(argv, { from: 'user' });

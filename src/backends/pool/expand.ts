@@ -1,0 +1,97 @@
+import type { Ledger } from '../../ledger/ledger.js';
+import { parseBlocks, type TaskBlock } from '../../tasklist/tasklist.js';
+
+/**
+ * Pool launches are recorded in O(1) (one launch row and one pool_launches row naming the task ids as a
+ * tasklist), so the request answers in the same time for 10 tasks or 100,000. Their launch_tasks (and, for
+ * `--num-jobs`, tasks) rows are then made in chunks, by the controller right after it answered, or at once by
+ * whoever reads the launch first (`drover status` through the pool backend's reconcile): either way with
+ * set-based SQL, idempotently, in id order.
+ */
+
+/** The pool-specific row of a pool launch. */
+export interface PoolLaunchRow {
+  launch_id: number;
+  pool: string;
+  /** The launch's task ids (tasklist grammar). */
+  tasklist: string;
+  total: number;
+  /** --num-jobs N, or null for a job's tasks. */
+  num_jobs: number | null;
+  /** launch_tasks rows exist for the ids <= this. */
+  expanded: number;
+  /** Ids <= this were handed out at least once. */
+  cursor: number;
+  cpus: number;
+  gpus: number;
+  mem_mb: number;
+  retries: number;
+  retry_delay: number;
+  /** JSON of LaunchSettings. */
+  settings: string;
+}
+
+/** Up to `limit` ids of sorted, non-overlapping blocks that are greater than `after`, in order. */
+export function idsAfter(blocks: readonly TaskBlock[], after: number, limit: number): number[] {
+  const out: number[] = [];
+  for (const b of blocks) {
+    if (b.last <= after) continue;
+    let id = b.first;
+    if (id <= after) id = b.first + Math.ceil((after + 1 - b.first) / b.step) * b.step;
+    for (; id <= b.last && out.length < limit; id += b.step) out.push(id);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** The pool row of a launch, or undefined when it is not a pool launch. */
+export function getPoolLaunch(ledger: Ledger, launchId: number): PoolLaunchRow | undefined {
+  return ledger.stmt('SELECT * FROM pool_launches WHERE launch_id = ?').get(launchId) as
+    | PoolLaunchRow
+    | undefined;
+}
+
+/**
+ * Transition: make the next `limit` tasks of a pool launch queued in it (launch_tasks rows; tasks rows for
+ * --num-jobs; the tasks' newest launch). Idempotent; call inside a write transaction. Returns how many were made
+ * (0 when the launch is fully expanded).
+ */
+export function expandLaunch(ledger: Ledger, launchId: number, limit: number): number {
+  const pl = getPoolLaunch(ledger, launchId);
+  if (!pl) return 0;
+  const ids = idsAfter(parseBlocks(pl.tasklist), pl.expanded, limit);
+  if (ids.length === 0) return 0;
+  const job = ledger.stmt('SELECT job_id FROM launches WHERE id = ?').get(launchId) as { job_id: number };
+  const json = JSON.stringify(ids);
+  if (pl.num_jobs !== null) {
+    const cmd = ledger.stmt('SELECT options FROM launches WHERE id = ?').get(launchId) as { options: string };
+    const command = (JSON.parse(cmd.options) as { command: string }).command;
+    ledger
+      .stmt(
+        `INSERT INTO tasks (job_id, id, command, tag, state, last_launch_id)
+         SELECT ?, value, ?, 'rank' || (value - 1), 'queued', ? FROM json_each(?) WHERE true
+         ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id`,
+      )
+      .run(job.job_id, command, launchId, json);
+  } else {
+    ledger
+      .stmt(
+        "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
+      )
+      .run(launchId, job.job_id, json);
+  }
+  ledger
+    .stmt(
+      "INSERT INTO launch_tasks (launch_id, task_id, state) SELECT ?, value, 'queued' FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
+    )
+    .run(launchId, json);
+  ledger.stmt('UPDATE pool_launches SET expanded = ? WHERE launch_id = ?').run(ids[ids.length - 1], launchId);
+  return ids.length;
+}
+
+/** Expand a pool launch completely (inside a write transaction). */
+export function expandAll(ledger: Ledger, launchId: number): void {
+  while (expandLaunch(ledger, launchId, 50_000) > 0) {
+    // next chunk
+  }
+}

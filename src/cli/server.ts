@@ -1,0 +1,149 @@
+import type { Command } from 'commander';
+import { readServerInfo, serverAlive, serverFiles } from '../backends/pool/server-info.js';
+import { startServer } from '../controller/server.js';
+import { createToken, listTokens, revokeToken } from '../controller/tokens.js';
+import { DroverError, usageError } from '../errors.js';
+import { droverPaths } from '../paths.js';
+import { note, printJson, printTable } from './output.js';
+import { secondsOption } from './parse.js';
+import { self } from './self.js';
+import { openWorkspace } from './workspace.js';
+
+interface StartOptions {
+  host: string;
+  port: string;
+  heartbeat: number;
+  lostAfter: number;
+}
+
+/** Register `drover server` (the controller) and `drover server token create|list|revoke`, `drover server stop`. */
+export function registerServer(program: Command): void {
+  const server = program
+    .command('server')
+    .description('the controller of worker pools: HTTP API, dispatcher and state (see docs/pools.md)');
+  server
+    .command('start', { isDefault: true })
+    .description(
+      'run the controller in the foreground for this folder (SIGTERM or Ctrl-C stops it gracefully)',
+    )
+    .option('--host <addr>', 'address to listen on (default loopback only)', '127.0.0.1')
+    .option('--port <n>', 'port (0: any free port; the URL is written to .drover/server/server.json)', '7733')
+    .option('--heartbeat <s>', 'seconds between worker heartbeats', secondsOption('--heartbeat'), 2)
+    .option(
+      '--lost-after <s>',
+      'seconds without a word from a worker before its running tasks are lost',
+      secondsOption('--lost-after'),
+      15,
+    )
+    .action(async (opts: StartOptions) => {
+      await runServer(opts);
+    });
+  server
+    .command('stop')
+    .description(
+      'stop this folder’s controller gracefully (workers keep running and reconnect to the next one)',
+    )
+    .action(() => {
+      const info = readServerInfo(droverPaths());
+      if (!info || !serverAlive(info))
+        throw new DroverError('not-found', 'no drover server runs for this folder');
+      process.kill(info.pid, 'SIGTERM');
+      note(`drover: asked the server (pid ${info.pid}) to stop`);
+    });
+  const token = server.command('token').description('tokens of the controller: create, list, revoke');
+  token
+    .command('create')
+    .description('create a token and print it (once: only its hash is kept)')
+    .option('--worker', 'a worker token: it can only do worker things')
+    .option('--pool <name>', 'worker tokens: only for this pool')
+    .option('--name <text>', 'what it is for', 'created by drover server token create')
+    .option('--json', 'print {id, token, kind, pool}')
+    .action((opts: { worker?: boolean; pool?: string; name: string; json?: boolean }) => {
+      if (opts.pool !== undefined && !opts.worker)
+        throw usageError('--pool is for --worker tokens: add --worker');
+      const ws = openWorkspace();
+      const { token: text, row } = ws.ledger.write(() =>
+        createToken(ws.ledger, opts.worker ? 'worker' : 'user', opts.name, opts.pool ?? null),
+      );
+      if (opts.json) printJson({ id: row.id, token: text, kind: row.kind, pool: row.pool });
+      else process.stdout.write(`${text}\n`);
+    });
+  token
+    .command('list')
+    .description('every token: id, kind, pool, name, created, revoked')
+    .option('--json', 'print a JSON array')
+    .action((opts: { json?: boolean }) => {
+      const ws = openWorkspace();
+      const rows = listTokens(ws.ledger).map((t) => ({
+        id: t.id,
+        kind: t.kind,
+        pool: t.pool,
+        name: t.name,
+        created_at: new Date(t.created_at * 1000).toISOString(),
+        revoked_at: t.revoked_at === null ? null : new Date(t.revoked_at * 1000).toISOString(),
+      }));
+      if (opts.json) return printJson(rows);
+      printTable(
+        ['id', 'kind', 'pool', 'name', 'created', 'revoked'],
+        rows.map((r) => [
+          r.id,
+          r.kind,
+          r.pool ?? '-',
+          r.name,
+          r.created_at.slice(0, 19),
+          r.revoked_at?.slice(0, 19) ?? '-',
+        ]),
+      );
+    });
+  token
+    .command('revoke')
+    .description('revoke a token by id: requests with it are refused from now on')
+    .argument('<id>', 'the token id (drover server token list)')
+    .action((id: string) => {
+      const ws = openWorkspace();
+      ws.ledger.write(() => revokeToken(ws.ledger, id));
+      note(`drover: token ${id} revoked`);
+    });
+  for (const c of [server, token, ...server.commands, ...token.commands]) {
+    c.exitOverride().configureOutput({ outputError: () => {} });
+  }
+}
+
+async function runServer(opts: StartOptions): Promise<void> {
+  if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) {
+    throw usageError(`--port '${opts.port}' is not a port: give a number 0-65535`);
+  }
+  const ws = openWorkspace();
+  const old = readServerInfo(ws.paths);
+  if (old && serverAlive(old)) {
+    throw new DroverError(
+      'conflict',
+      `a drover server already runs for this folder (pid ${old.pid}, ${old.url})`,
+    );
+  }
+  ws.ledger.close();
+  const running = await startServer({
+    paths: ws.paths,
+    host: opts.host,
+    port: Number(opts.port),
+    heartbeat: opts.heartbeat,
+    lostAfter: opts.lostAfter,
+    version: self.version,
+    node: process.execPath,
+    bin: self.bin,
+  });
+  const files = serverFiles(ws.paths);
+  note(`drover server: listening on ${running.url} (pid ${process.pid}); logs in ${files.log}`);
+  if (running.createdToken) note(`drover server: created a user token in ${files.token} (mode 0600)`);
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (sig: NodeJS.Signals) => {
+      if (stopping) process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
+      stopping = true;
+      note(`drover server: ${sig}: shutting down`);
+      void running.close().then(resolve);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { parseMemMb } from '../backends/pool/start.js';
+import { readTokenFile } from '../controller/tokens.js';
+import { usageError } from '../errors.js';
+import { droverDir } from '../paths.js';
+import { Worker } from '../worker/worker.js';
+import { intOption, secondsOption } from './parse.js';
+
+interface WorkerFlags {
+  server?: string;
+  serverFile?: string;
+  tokenFile?: string;
+  pool: string;
+  cpus?: number;
+  gpus?: number;
+  mem?: string;
+  slots?: number;
+  setup?: string;
+  patience: number;
+}
+
+/** Register `drover worker`: a pool worker (started by `drover pool`, or by hand on any host that reaches the server). */
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description(
+      'run tasks of a pool: register with the server, take tasks as slots free up, report every attempt',
+    )
+    .requiredOption('--pool <name>', 'the pool to serve')
+    .option('--server <url>', 'the controller’s URL (default: DROVER_SERVER)')
+    .option('--server-file <path>', 're-read the URL from this server.json when the controller comes back')
+    .option(
+      '--token-file <path>',
+      'a worker token (drover server token create --worker; default: DROVER_TOKEN)',
+    )
+    .option('--cpus <n>', 'CPUs it offers (default: those available to it)', intOption('--cpus'))
+    .option('--gpus <n>', 'GPUs it offers (default: CUDA_VISIBLE_DEVICES)', intOption('--gpus', 0))
+    .option('--mem <size>', 'memory it offers, e.g. 16G (default: not tracked)')
+    .option('--slots <n>', 'tasks at once (default: --cpus)', intOption('--slots'))
+    .option('--setup <cmd>', 'run this once before taking tasks; a failure makes the worker leave')
+    .option(
+      '--patience <s>',
+      'give up after the server was unreachable this long',
+      secondsOption('--patience'),
+      600,
+    )
+    .action(async (opts: WorkerFlags) => {
+      const url = opts.server ?? process.env.DROVER_SERVER;
+      if (!url) throw usageError('drover worker needs --server URL (or DROVER_SERVER)');
+      const token = opts.tokenFile !== undefined ? readTokenFile(opts.tokenFile) : process.env.DROVER_TOKEN;
+      if (!token)
+        throw usageError('drover worker needs --token-file PATH (or DROVER_TOKEN) with a worker token');
+      const worker = new Worker({
+        url: url.replace(/\/+$/, ''),
+        ...(opts.serverFile !== undefined ? { serverFile: opts.serverFile } : {}),
+        token,
+        pool: opts.pool,
+        ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
+        ...(opts.gpus !== undefined ? { gpus: opts.gpus } : {}),
+        ...(opts.mem !== undefined ? { memMb: parseMemMb(opts.mem) } : {}),
+        ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
+        ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
+        dir: path.join(droverDir(), 'pools', opts.pool, 'workers'),
+        patience: opts.patience,
+        log: (msg) => process.stderr.write(`${new Date().toISOString()} drover worker: ${msg}\n`),
+      });
+      let signals = 0;
+      const stop = () => {
+        if (++signals > 1) process.exit(143);
+        worker.terminate();
+      };
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+      process.exitCode = await worker.run();
+    });
+}

@@ -1,0 +1,278 @@
+import fs from 'node:fs';
+import { cancelPoolTasks } from '../backends/pool/backend.js';
+import { poolFiles, serverFiles } from '../backends/pool/server-info.js';
+import {
+  localWorkersAlive,
+  parseMemMb,
+  startWorkers,
+  stopWorkers,
+  type WorkerHandle,
+  type WorkerSpec,
+} from '../backends/pool/start.js';
+import { DroverError } from '../errors.js';
+import type { LaunchRow } from '../ledger/launches.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
+import type { Controller } from './controller.js';
+import { createToken, writeSecret } from './tokens.js';
+
+/** A pools row. */
+export interface PoolRow {
+  name: string;
+  backend: 'local' | 'slurm' | 'gridengine';
+  /** Workers wanted. */
+  workers: number;
+  cpus: number;
+  gpus: number;
+  mem_mb: number;
+  /** Seconds each worker may live. */
+  duration: number | null;
+  slots: number;
+  setup: string | null;
+  state: 'up' | 'down';
+  created_at: number;
+  /** JSON array of WorkerHandle. */
+  handles: string;
+  /** JSON: scheduler options and mem text. */
+  options: string;
+}
+
+/** What pool management needs from the server around it. */
+export interface PoolContext {
+  ledger: Ledger;
+  controller: Controller;
+  /** This controller's URL, for the workers. */
+  url: string;
+  cwd: string;
+  node: string;
+  bin: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** A pool by name, or a not-found error saying how to create it. */
+export function getPool(ledger: Ledger, name: string, mustBeUp = true): PoolRow {
+  const row = ledger.stmt('SELECT * FROM pools WHERE name = ?').get(name) as PoolRow | undefined;
+  if (!row || (mustBeUp && row.state !== 'up')) {
+    throw new DroverError(
+      'not-found',
+      `pool '${name}' does not exist${row ? ' any more (it is down)' : ''}: create it with drover pool create ${name} --workers N`,
+    );
+  }
+  return row;
+}
+
+function spec(ctx: PoolContext, p: PoolRow): WorkerSpec {
+  const files = poolFiles(ctx.ledger.paths, p.name);
+  const opts = JSON.parse(p.options) as Record<string, string>;
+  return {
+    pool: p.name,
+    backend: p.backend,
+    url: ctx.url,
+    tokenFile: files.workerToken,
+    serverFile: serverFiles(ctx.ledger.paths).info,
+    cpus: p.cpus,
+    gpus: p.gpus,
+    ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
+    ...(p.duration !== null ? { duration: p.duration } : {}),
+    slots: p.slots,
+    ...(p.setup !== null ? { setup: p.setup } : {}),
+    options: opts,
+    cwd: ctx.cwd,
+    dir: files.workersDir,
+    node: ctx.node,
+    bin: ctx.bin,
+    heartbeat: ctx.controller.opts.heartbeat,
+  };
+}
+
+function addHandles(ledger: Ledger, name: string, more: WorkerHandle[]): void {
+  const row = getPool(ledger, name, false);
+  const all = [...(JSON.parse(row.handles) as WorkerHandle[]), ...more];
+  ledger.stmt('UPDATE pools SET handles = ? WHERE name = ?').run(JSON.stringify(all), name);
+}
+
+/** Create a pool (or bring a downed one up again with new settings) and start its workers. */
+export function createPool(ctx: PoolContext, req: CreatePoolRequest): PoolStatus {
+  if (!NAME.test(req.name)) {
+    throw new DroverError(
+      'usage',
+      `pool name '${req.name}' is not valid: use letters, digits, _ . - (max 64)`,
+    );
+  }
+  const old = ctx.ledger.stmt('SELECT state FROM pools WHERE name = ?').get(req.name) as
+    | { state: string }
+    | undefined;
+  if (old?.state === 'up')
+    throw new DroverError(
+      'conflict',
+      `pool '${req.name}' already exists: see drover pool status ${req.name}`,
+    );
+  const memMb = parseMemMb(req.mem);
+  const files = poolFiles(ctx.ledger.paths, req.name);
+  ctx.ledger.write(() => {
+    ctx.ledger
+      .stmt(
+        `INSERT INTO pools (name, backend, workers, cpus, gpus, mem_mb, duration, slots, setup, state, created_at, handles, options)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'up', ?, '[]', ?)
+         ON CONFLICT (name) DO UPDATE SET backend = excluded.backend, workers = excluded.workers, cpus = excluded.cpus,
+           gpus = excluded.gpus, mem_mb = excluded.mem_mb, duration = excluded.duration, slots = excluded.slots,
+           setup = excluded.setup, state = 'up', created_at = excluded.created_at, handles = '[]', options = excluded.options`,
+      )
+      .run(
+        req.name,
+        req.backend,
+        req.workers,
+        req.cpus,
+        req.gpus ?? 0,
+        memMb,
+        req.duration ?? null,
+        req.slots ?? req.cpus,
+        req.setup ?? null,
+        Date.now() / 1000,
+        JSON.stringify({ ...req.options, ...(req.mem !== undefined ? { mem: req.mem } : {}) }),
+      );
+    const { token } = createToken(ctx.ledger, 'worker', `workers of pool ${req.name}`, req.name);
+    writeSecret(files.workerToken, token);
+  });
+  const pool = getPool(ctx.ledger, req.name);
+  try {
+    addHandles(ctx.ledger, req.name, startWorkers(spec(ctx, pool), req.workers));
+  } catch (err) {
+    ctx.ledger.stmt("UPDATE pools SET state = 'down' WHERE name = ?").run(req.name);
+    throw err;
+  }
+  return poolStatus(ctx, req.name);
+}
+
+/** Change the number of workers: start more, or ask the newest idle ones to drain and leave. */
+export function scalePool(ctx: PoolContext, name: string, workers: number): PoolStatus {
+  const pool = getPool(ctx.ledger, name);
+  const live = [...ctx.controller.workers.values()].filter(
+    (w) => w.pool === name && w.state !== 'lost' && w.state !== 'stopped' && w.stop === undefined,
+  );
+  ctx.ledger.stmt('UPDATE pools SET workers = ? WHERE name = ?').run(workers, name);
+  const have = Math.max(live.length, pool.workers);
+  if (workers > have) addHandles(ctx.ledger, name, startWorkers(spec(ctx, pool), workers - have));
+  else if (workers < live.length) {
+    const idleFirst = live.sort((a, b) => a.held.size - b.held.size);
+    for (const w of idleFirst.slice(0, live.length - workers)) {
+      w.stop = 'drain';
+      w.state = 'draining';
+      ctx.ledger.stmt("UPDATE pool_workers SET state = 'draining' WHERE id = ?").run(w.id);
+    }
+    ctx.controller.schedule();
+  }
+  return poolStatus(ctx, name);
+}
+
+/** Open launches on a pool. */
+function openLaunchesOn(ledger: Ledger, name: string): LaunchRow[] {
+  return ledger
+    .stmt('SELECT * FROM launches WHERE backend = ? AND open = 1')
+    .all(`pool:${name}`) as LaunchRow[];
+}
+
+/**
+ * Take a pool down: refused while its launches have tasks left, unless `force`, which cancels them. The
+ * workers are asked to stop; those that have not left after `graceMs` are stopped by their backend.
+ */
+export function downPool(ctx: PoolContext, name: string, force: boolean, graceMs = 5000): PoolStatus {
+  const pool = getPool(ctx.ledger, name);
+  const open = openLaunchesOn(ctx.ledger, name).filter((l) => ctx.controller.launches.has(l.id));
+  if (open.length > 0 && !force) {
+    const left = open.reduce((n, l) => n + (ctx.controller.launches.get(l.id)?.remaining ?? 0), 0);
+    throw new DroverError(
+      'conflict',
+      `pool '${name}' has ${left} task(s) of launch ${open.map((l) => l.id).join(', ')} not done: wait, cancel them, or add --force`,
+    );
+  }
+  ctx.ledger.write(() => {
+    for (const l of open) cancelPoolTasks(ctx.ledger, l, 'all');
+    ctx.ledger.stmt("UPDATE pools SET state = 'down', workers = 0 WHERE name = ?").run(name);
+  });
+  ctx.controller.processCancels();
+  for (const w of ctx.controller.workers.values()) {
+    if (w.pool !== name || w.state === 'lost' || w.state === 'stopped') continue;
+    w.stop = 'stop';
+    ctx.controller.schedule();
+  }
+  for (const w of ctx.controller.workers.values()) if (w.pool === name) ctx.controller.poke(w);
+  const handles = JSON.parse(pool.handles) as WorkerHandle[];
+  // The workers report what they stopped, then leave; after the grace period the backend stops the rest and
+  // the pool's worker token is revoked.
+  const finish = () => {
+    pendingStops.delete(finish);
+    clearTimeout(timer);
+    if (handles.some((h) => h.kind !== 'local') || localWorkersAlive(handles)) stopWorkers(handles);
+    ctx.ledger
+      .stmt(
+        "UPDATE server_tokens SET revoked_at = ? WHERE kind = 'worker' AND pool = ? AND revoked_at IS NULL",
+      )
+      .run(Date.now() / 1000, name);
+  };
+  const timer = setTimeout(finish, graceMs);
+  timer.unref();
+  pendingStops.add(finish);
+  fs.rmSync(poolFiles(ctx.ledger.paths, name).workerToken, { force: true });
+  return poolStatus(ctx, name);
+}
+
+/** Pools taken down whose workers' grace period is not over yet. */
+const pendingStops = new Set<() => void>();
+
+/** End the grace periods of pools taken down now (the controller is shutting down): stop their workers. */
+export function finishPendingStops(): void {
+  for (const f of [...pendingStops]) f();
+}
+
+/** What `drover pool status` shows. */
+export function poolStatus(ctx: PoolContext, name: string): PoolStatus {
+  const p = getPool(ctx.ledger, name, false);
+  const now = Date.now() / 1000;
+  const workers = [...ctx.controller.workers.values()]
+    .filter((w) => w.pool === name)
+    .map((w) => ({
+      id: w.id,
+      host: w.host,
+      pid: w.pid,
+      state: w.state,
+      slots: w.slots,
+      free_slots: Math.max(0, w.slots - w.held.size),
+      tasks: [...w.held.keys()],
+      seen_ago: Math.round((now - w.lastSeen) * 10) / 10,
+    }));
+  let queued = 0;
+  let running = 0;
+  for (const l of ctx.controller.launches.values()) {
+    if (l.pool !== name) continue;
+    queued += Math.max(0, l.remaining - l.inFlight);
+    running += l.inFlight;
+  }
+  const opts = JSON.parse(p.options) as Record<string, string>;
+  void opts;
+  return {
+    name: p.name,
+    backend: p.backend,
+    state: p.state,
+    workers_wanted: p.workers,
+    per_worker: { cpus: p.cpus, gpus: p.gpus, mem_mb: p.mem_mb, slots: p.slots, duration: p.duration },
+    setup: p.setup,
+    workers,
+    queued,
+    running,
+    handles: JSON.parse(p.handles) as unknown[],
+  };
+}
+
+/** Every pool's name and state. */
+export function listPools(
+  ledger: Ledger,
+): { name: string; backend: string; state: string; workers: number }[] {
+  return ledger.stmt('SELECT name, backend, state, workers FROM pools ORDER BY name').all() as {
+    name: string;
+    backend: string;
+    state: string;
+    workers: number;
+  }[];
+}

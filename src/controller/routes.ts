@@ -1,0 +1,210 @@
+import type { FastifyInstance } from 'fastify';
+import { cancelPoolTasks } from '../backends/pool/backend.js';
+import { jobStatus } from '../cli/status.js';
+import { recordHistory } from '../ledger/history.js';
+import { getJob } from '../ledger/jobs.js';
+import { getLaunch, type LaunchRow } from '../ledger/launches.js';
+import { launchCounts, listTasks } from '../ledger/queries.js';
+import type {
+  CancelRequest,
+  CreateLaunchRequest,
+  CreatePoolRequest,
+  LaunchProgress,
+  PollRequest,
+  RegisterRequest,
+  ReportRequest,
+  ScalePoolRequest,
+} from '../protocol/messages.js';
+import { API_PREFIX, API_VERSION } from '../protocol/messages.js';
+import { parseTasklist } from '../tasklist/tasklist.js';
+import { HttpError } from './http.js';
+import { createPoolLaunch } from './launch-create.js';
+import {
+  createPool,
+  downPool,
+  getPool,
+  listPools,
+  type PoolContext,
+  poolStatus,
+  scalePool,
+} from './pools.js';
+import * as S from './schemas.js';
+
+const user = { audience: 'user' as const };
+const worker = { audience: 'worker' as const };
+
+/** The progress of a launch (tasks not expanded yet count as queued). */
+function progress(ctx: PoolContext, l: LaunchRow): LaunchProgress {
+  const counts = launchCounts(ctx.ledger, l.id);
+  const made = Object.values(counts).reduce((a, b) => a + b, 0);
+  counts.queued += Math.max(0, l.task_count - made);
+  const live = ctx.controller.launches.get(l.id);
+  const job = ctx.ledger.stmt('SELECT name FROM jobs WHERE id = ?').get(l.job_id) as { name: string };
+  return {
+    launch: String(l.id),
+    jobname: job.name,
+    pool: l.backend.replace(/^pool:/, ''),
+    tasks: l.task_count,
+    counts,
+    open: live !== undefined,
+    version: live?.version ?? -1,
+  };
+}
+
+/** Register the user routes (user tokens). */
+export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: string): void {
+  const p = API_PREFIX;
+  app.get(`${p}/health`, { config: user }, async () => ({ ok: true, drover: version, api: API_VERSION }));
+
+  app.get(`${p}/pools`, { config: user }, async () => listPools(ctx.ledger));
+  app.post<{ Body: CreatePoolRequest }>(
+    `${p}/pools`,
+    { config: user, schema: { body: S.createPoolSchema } },
+    async (req, reply) => reply.code(201).send(createPool(ctx, req.body)),
+  );
+  app.get<{ Params: { name: string } }>(`${p}/pools/:name`, { config: user }, async (req) => {
+    getPool(ctx.ledger, req.params.name, false);
+    return poolStatus(ctx, req.params.name);
+  });
+  app.post<{ Params: { name: string }; Body: ScalePoolRequest }>(
+    `${p}/pools/:name/scale`,
+    { config: user, schema: { body: S.scalePoolSchema } },
+    async (req) => scalePool(ctx, req.params.name, req.body.workers),
+  );
+  app.delete<{ Params: { name: string }; Querystring: { force?: string } }>(
+    `${p}/pools/:name`,
+    { config: user },
+    async (req) => downPool(ctx, req.params.name, req.query.force === '1' || req.query.force === 'true'),
+  );
+
+  app.post<{ Body: CreateLaunchRequest }>(
+    `${p}/launches`,
+    { config: user, schema: { body: S.createLaunchSchema } },
+    async (req, reply) => {
+      const made = createPoolLaunch(ctx.ledger, req.body);
+      if (made.launch !== null) {
+        ctx.controller.loadLaunch(Number(made.launch));
+        req.log.info({
+          event: 'launch',
+          launch: made.launch,
+          job: made.jobname,
+          tasks: made.tasks,
+          pool: req.body.pool,
+        });
+      }
+      return reply.code(201).send(made);
+    },
+  );
+  app.get<{ Params: { id: string }; Querystring: { since?: string; wait?: string } }>(
+    `${p}/launches/:id`,
+    { config: user },
+    async (req) => {
+      const l = /^\d+$/.test(req.params.id) ? getLaunch(ctx.ledger, Number(req.params.id)) : undefined;
+      if (!l?.backend.startsWith('pool:')) {
+        throw new HttpError(404, 'not-found', `no pool launch ${req.params.id}: see drover status`);
+      }
+      if (req.query.since !== undefined) {
+        const wait = Math.min(60, Math.max(0, Number(req.query.wait ?? 20))) * 1000;
+        await ctx.controller.waitForChange(l.id, Number(req.query.since), wait);
+      }
+      return progress(ctx, getLaunch(ctx.ledger, l.id)!);
+    },
+  );
+
+  app.get<{ Params: { name: string } }>(`${p}/jobs/:name/status`, { config: user }, async (req) =>
+    jobStatus({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name),
+  );
+  app.get<{ Params: { name: string } }>(`${p}/jobs/:name/tasks`, { config: user }, async (req, reply) => {
+    const job = getJob(ctx.ledger, req.params.name);
+    jobStatus({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
+    const rows = listTasks(ctx.ledger, job.id).map((t) => ({
+      task: t.id,
+      command: t.command,
+      tag: t.tag,
+      state: t.state,
+      exit_code: t.exit_code,
+      attempts: t.attempts,
+      launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+    }));
+    return reply.type('application/json').send(JSON.stringify(rows));
+  });
+  app.post<{ Params: { name: string }; Body: CancelRequest }>(
+    `${p}/jobs/:name/cancel`,
+    { config: user, schema: { body: S.cancelSchema } },
+    async (req) => {
+      const job = getJob(ctx.ledger, req.params.name);
+      const ids =
+        req.body.tasklist !== undefined ? parseTasklist(req.body.tasklist, job.task_count, job.name) : 'all';
+      const launches = ctx.ledger
+        .stmt("SELECT * FROM launches WHERE job_id = ? AND open = 1 AND backend LIKE 'pool:%' ORDER BY id")
+        .all(job.id) as LaunchRow[];
+      const cancelled = ctx.ledger.write(() => {
+        recordHistory(ctx.ledger, { kind: 'cancel', jobname: job.name, argv: ['cancel', job.name] });
+        return launches.flatMap((l) => cancelPoolTasks(ctx.ledger, l, ids));
+      });
+      ctx.controller.processCancels();
+      return {
+        jobname: job.name,
+        cancelled_at_once: cancelled.length,
+        launches: launches.map((l) => String(l.id)),
+      };
+    },
+  );
+}
+
+/** Register the worker routes (worker tokens, each for its own pool). */
+export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: number): void {
+  const p = API_PREFIX;
+  const own = (tokenPool: string | null | undefined, id: string) => {
+    const w = ctx.controller.workers.get(id);
+    if (w && tokenPool && w.pool !== tokenPool) {
+      throw new HttpError(403, 'forbidden', `this worker token is for pool '${tokenPool}', not '${w.pool}'`);
+    }
+  };
+  app.post<{ Body: RegisterRequest }>(
+    `${p}/workers/register`,
+    { config: worker, schema: { body: S.registerSchema } },
+    async (req) => {
+      const pool = req.token?.pool;
+      if (pool && pool !== req.body.pool) {
+        throw new HttpError(
+          403,
+          'forbidden',
+          `this worker token is for pool '${pool}', not '${req.body.pool}'`,
+        );
+      }
+      getPool(ctx.ledger, req.body.pool);
+      const { seq } = ctx.controller.register(req.body);
+      return { heartbeat, seq };
+    },
+  );
+  app.post<{ Params: { id: string }; Body: PollRequest }>(
+    `${p}/workers/:id/poll`,
+    { config: worker, schema: { body: S.pollSchema } },
+    async (req) => {
+      own(req.token?.pool, req.params.id);
+      return ctx.controller.poll(req.params.id, req.body.wait * 1000);
+    },
+  );
+  app.post<{ Params: { id: string }; Body: ReportRequest }>(
+    `${p}/workers/:id/report`,
+    { config: worker, schema: { body: S.reportSchema }, bodyLimit: 64 << 20 },
+    async (req) => {
+      own(req.token?.pool, req.params.id);
+      return ctx.controller.report(req.params.id, req.body.batches);
+    },
+  );
+  app.post<{ Params: { id: string } }>(`${p}/workers/:id/heartbeat`, { config: worker }, async (req) => {
+    own(req.token?.pool, req.params.id);
+    return ctx.controller.heartbeat(req.params.id);
+  });
+  app.post<{ Params: { id: string }; Body: { reason: string } }>(
+    `${p}/workers/:id/leave`,
+    { config: worker, schema: { body: S.leaveSchema } },
+    async (req) => {
+      own(req.token?.pool, req.params.id);
+      ctx.controller.leave(req.params.id, req.body.reason);
+      return { ok: true };
+    },
+  );
+}

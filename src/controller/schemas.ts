@@ -1,0 +1,144 @@
+/**
+ * JSON schemas of the request bodies (Fastify validates every body against its route's schema before the
+ * handler runs: a malformed body is a 400 naming the bad field, never a crash).
+ */
+
+const int = (min: number, max = 1_000_000_000) => ({ type: 'integer', minimum: min, maximum: max });
+const str = (max = 4096) => ({ type: 'string', maxLength: max });
+const name = { type: 'string', minLength: 1, maxLength: 64 };
+const resources = {
+  type: 'object',
+  required: ['cpus', 'gpus', 'mem_mb'],
+  properties: { cpus: int(1, 100_000), gpus: int(0, 1024), mem_mb: int(0) },
+  additionalProperties: false,
+};
+const taskKey = {
+  type: 'object',
+  required: ['launch', 'task'],
+  properties: { launch: int(1), task: int(1) },
+  additionalProperties: false,
+};
+
+export const createPoolSchema = {
+  type: 'object',
+  required: ['name', 'backend', 'workers', 'cpus'],
+  properties: {
+    name,
+    backend: { type: 'string', enum: ['local', 'slurm', 'gridengine'] },
+    workers: int(1, 100_000),
+    cpus: int(1, 100_000),
+    gpus: int(0, 1024),
+    mem: str(32),
+    duration: { type: 'number', exclusiveMinimum: 0 },
+    slots: int(1, 100_000),
+    setup: str(),
+    options: { type: 'object', additionalProperties: str(256), maxProperties: 16 },
+  },
+  additionalProperties: false,
+};
+
+export const scalePoolSchema = {
+  type: 'object',
+  required: ['workers'],
+  properties: { workers: int(0, 100_000) },
+  additionalProperties: false,
+};
+
+export const createLaunchSchema = {
+  type: 'object',
+  required: ['pool', 'cwd'],
+  properties: {
+    pool: name,
+    jobname: str(200),
+    jobfile: str(),
+    tasklist: str(100_000),
+    failed: { type: 'boolean' },
+    unfinished: { type: 'boolean' },
+    command: { type: 'string', minLength: 1, maxLength: 100_000 },
+    num_jobs: int(1, 10_000_000),
+    cpus: int(1, 100_000),
+    gpus: int(0, 1024),
+    mem: str(32),
+    retries: int(0, 1000),
+    retry_delay: { type: 'number', minimum: 0, maximum: 86_400 },
+    task_timeout: { type: 'number', exclusiveMinimum: 0 },
+    kill_grace: { type: 'number', minimum: 0, maximum: 3600 },
+    cwd: { type: 'string', minLength: 1, maxLength: 4096 },
+    env: { type: 'object', additionalProperties: str(100_000), maxProperties: 1000 },
+    argv: { type: 'array', items: str(100_000), maxItems: 10_000 },
+  },
+  additionalProperties: false,
+};
+
+export const cancelSchema = {
+  type: 'object',
+  properties: { tasklist: str(100_000) },
+  additionalProperties: false,
+};
+
+export const registerSchema = {
+  type: 'object',
+  required: ['id', 'pool', 'host', 'pid', 'resources', 'slots', 'setup', 'holding'],
+  properties: {
+    id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+    pool: name,
+    host: str(256),
+    pid: int(1),
+    resources,
+    slots: int(1, 100_000),
+    setup: { type: 'boolean' },
+    holding: { type: 'array', items: taskKey, maxItems: 1_000_000 },
+  },
+  additionalProperties: false,
+};
+
+export const pollSchema = {
+  type: 'object',
+  required: ['wait'],
+  properties: { wait: { type: 'number', minimum: 0, maximum: 120 } },
+  additionalProperties: false,
+};
+
+const record = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['runner', 'start', 'end', 'skip', 'runner-end'] },
+    task: int(1),
+    attempt: int(0),
+    at: { type: 'number' },
+    state: {
+      type: 'string',
+      enum: ['succeeded', 'failed', 'killed', 'timeout', 'cancelled', 'lost', 'error'],
+    },
+  },
+};
+
+export const reportSchema = {
+  type: 'object',
+  required: ['batches'],
+  properties: {
+    batches: {
+      type: 'array',
+      maxItems: 100_000,
+      items: {
+        type: 'object',
+        required: ['seq', 'launch', 'records'],
+        properties: {
+          seq: int(1, Number.MAX_SAFE_INTEGER),
+          launch: int(1),
+          records: { type: 'array', items: record },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+};
+
+export const leaveSchema = {
+  type: 'object',
+  required: ['reason'],
+  properties: { reason: str(1000) },
+  additionalProperties: false,
+};

@@ -1,0 +1,334 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiClient, ApiError } from '../protocol/client.js';
+import type {
+  LaunchSettings,
+  PollAnswer,
+  RegisterAnswer,
+  RegisterRequest,
+  Resources,
+  TaskAssignment,
+} from '../protocol/messages.js';
+import type { GroupFile } from '../runner/group.js';
+import { shortHostname } from '../runner/proc.js';
+import { chooseExecutor, Runner } from '../runner/runner.js';
+import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
+import type { Executor } from '../runner/spawner.js';
+import { Outbox } from './outbox.js';
+
+/** How a worker was started (`drover worker` flags). */
+export interface WorkerOptions {
+  url: string;
+  /** Re-read the URL from this server.json when the controller is away (it may come back on another port). */
+  serverFile?: string;
+  token: string;
+  pool: string;
+  cpus?: number;
+  gpus?: number;
+  memMb?: number;
+  slots?: number;
+  setup?: string;
+  /** Folder for its record files (a local journal of what it ran). */
+  dir: string;
+  /** Give up after the controller was unreachable this long (seconds). */
+  patience: number;
+  log(msg: string): void;
+}
+
+const POLL_WAIT = 20;
+/** How long a record waits for others before a report is sent (ms). */
+const REPORT_DELAY_MS = 20;
+
+/**
+ * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks
+ * and runs them through src/runner (one Runner per launch, all sharing one executor and its slots, so GPU
+ * pinning, logs, time limits and cancellation are the runner's), reporting every attempt record. It keeps
+ * running its tasks while the controller is away and tells the next one what it holds.
+ */
+export class Worker {
+  readonly id = `${shortHostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  private readonly api: ApiClient;
+  private readonly slots: Slot[];
+  private readonly resources: Resources;
+  private readonly executor: Executor;
+  private readonly runners = new Map<number, Runner>();
+  private readonly settings = new Map<number, LaunchSettings>();
+  private readonly outbox = new Outbox();
+  private stopping: 'drain' | 'stop' | undefined;
+  private setupDone = false;
+  private reporting = false;
+  private refused = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeat = 5;
+  private finished!: (code: number) => void;
+
+  constructor(private readonly o: WorkerOptions) {
+    this.api = new ApiClient(o.url, o.token, { keepAlive: true });
+    const cpus = o.cpus ?? cpusAvailable();
+    const visible = parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES);
+    const gpus = o.gpus ?? visible.length;
+    const slots = o.slots ?? cpus;
+    this.resources = { cpus, gpus, mem_mb: o.memMb ?? 0 };
+    const perSlot = gpus > 0 ? Math.max(1, Math.floor(gpus / slots)) : 0;
+    this.slots = planSlots({
+      cpusAvailable: cpus,
+      maxTasks: slots,
+      ...(perSlot > 0
+        ? { gpusPerTask: perSlot, visibleGpus: visible.length > 0 ? visible : range(gpus) }
+        : {}),
+    });
+    this.executor = chooseExecutor(this.slots, process.env, process.cwd(), process.env.DROVER_SPAWNER);
+  }
+
+  /** Run until asked to stop; resolves with the exit code. */
+  run(): Promise<number> {
+    const done = new Promise<number>((r) => {
+      this.finished = r;
+    });
+    void this.main();
+    return done;
+  }
+
+  /** SIGTERM: stop the running tasks (recorded `killed`), report, leave. */
+  terminate(): void {
+    if (this.stopping === 'stop') return;
+    this.stopping = 'stop';
+    for (const r of this.runners.values()) r.terminate();
+    void this.finish('stopped by SIGTERM', 0);
+  }
+
+  private async main(): Promise<void> {
+    try {
+      await this.register();
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 0) {
+        this.o.log(`cannot register: ${(err as Error).message}`);
+        return this.exit(1);
+      }
+      await this.reconnect(err);
+      if (this.stopping) return;
+    }
+    this.heartbeatTimer = setInterval(() => void this.beat(), this.heartbeat * 1000);
+    if (this.o.setup !== undefined) {
+      const code = await runSetup(this.o.setup);
+      this.setupDone = true;
+      if (code !== 0) {
+        this.o.log(`setup command exited ${code}: leaving`);
+        await this.api
+          .call('POST', `/workers/${this.id}/leave`, { reason: `setup exited ${code}` })
+          .catch(() => {});
+        return this.exit(1);
+      }
+    }
+    while (!this.stopping) {
+      let a: PollAnswer;
+      try {
+        a = await this.api.call<PollAnswer>(
+          'POST',
+          `/workers/${this.id}/poll`,
+          { wait: POLL_WAIT },
+          (POLL_WAIT + 30) * 1000,
+        );
+      } catch (err) {
+        if (this.stopping) break;
+        await this.reconnect(err);
+        continue;
+      }
+      this.take(a);
+    }
+  }
+
+  private take(a: PollAnswer): void {
+    for (const t of a.tasks) this.start(t);
+    for (const c of a.cancel) this.runners.get(c.launch)?.cancel([c.task]);
+    if (a.stop) this.stop(a.stop);
+  }
+
+  private stop(how: 'drain' | 'stop'): void {
+    if (this.stopping === 'stop' || this.stopping === how) return;
+    this.stopping = how;
+    if (how === 'stop') for (const r of this.runners.values()) r.cancel('all');
+    void this.finish(how === 'drain' ? 'drained' : 'stopped by the controller', 0);
+  }
+
+  /** Wait for the tasks to end and their records to be acknowledged, then leave. */
+  private async finish(reason: string, code: number): Promise<void> {
+    for (const r of this.runners.values()) r.close();
+    const deadline = Date.now() + 60_000;
+    while ((this.outbox.holding.size > 0 || this.outbox.pending) && !this.refused && Date.now() < deadline) {
+      this.flush();
+      await sleep(50);
+    }
+    await this.api.call('POST', `/workers/${this.id}/leave`, { reason }, 5000).catch(() => {});
+    this.exit(code);
+  }
+
+  private exit(code: number): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.executor.close();
+    this.api.close();
+    this.finished(code);
+  }
+
+  private start(t: TaskAssignment): void {
+    if (t.settings) this.settings.set(t.launch, t.settings);
+    let runner = this.runners.get(t.launch);
+    if (!runner) {
+      const s = this.settings.get(t.launch);
+      if (!s) {
+        this.o.log(`task ${t.task} of launch ${t.launch} came without its launch's settings: skipped`);
+        return;
+      }
+      runner = this.makeRunner(s);
+    }
+    this.outbox.holding.set(`${t.launch}:${t.task}`, { launch: t.launch, task: t.task });
+    runner.add([{ id: t.task, command: t.command, attempt: t.attempt, ...(t.env ? { env: t.env } : {}) }]);
+  }
+
+  private makeRunner(s: LaunchSettings): Runner {
+    const group: GroupFile = {
+      v: 1,
+      job: s.job,
+      launch: s.launch,
+      retries: 0,
+      retryDelay: 0,
+      ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
+      killGrace: s.killGrace,
+      logDir: s.logDir,
+      recordsDir: path.join(this.o.dir, this.id, `launch-${s.launch}`),
+      cancelDir: path.join(this.o.dir, this.id, 'no-cancel-files'),
+      ...(s.header ? { header: s.header } : {}),
+      ...(s.footer ? { footer: s.footer } : {}),
+      ...(s.venv ? { venv: s.venv } : {}),
+      env: { ...s.env, DROVER_POOL: this.o.pool, DROVER_WORKER: this.id },
+      cwd: s.cwd,
+      termState: 'killed',
+      group: 'w',
+      tasks: [],
+    };
+    const runner = new Runner(
+      group,
+      {
+        onRecord: (r) => {
+          this.outbox.add(s.launch, r);
+          this.flush();
+        },
+      },
+      process.env,
+      { executor: this.executor, slots: this.slots, keepOpen: true, lookahead: Number.POSITIVE_INFINITY },
+    );
+    this.runners.set(s.launch, runner);
+    void runner.run();
+    return runner;
+  }
+
+  /**
+   * Send what waits (one report in flight at a time: records that come meanwhile go in the next one). The
+   * first record waits a few milliseconds for company: a short task's start and end then travel together.
+   */
+  private flush(): void {
+    if (this.reporting || !this.outbox.pending) return;
+    this.reporting = true;
+    setTimeout(async () => {
+      const batches = this.outbox.take();
+      try {
+        const a = await this.api.call<{ seq: number }>('POST', `/workers/${this.id}/report`, { batches });
+        this.outbox.ack(a.seq);
+        this.reporting = false;
+        this.flush();
+      } catch (err) {
+        // Refused (the pool is gone and its token revoked): nobody will take these records.
+        if (err instanceof ApiError && (err.status === 401 || err.status === 403)) this.refused = true;
+        this.reporting = false; // the poll loop reconnects; records stay and go with the next report
+        setTimeout(() => this.flush(), 500).unref();
+      }
+    }, REPORT_DELAY_MS);
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const a = await this.api.call<{ stop?: 'drain' | 'stop' }>(
+        'POST',
+        `/workers/${this.id}/heartbeat`,
+        {},
+        10_000,
+      );
+      if (a.stop) this.stop(a.stop);
+    } catch {
+      // the poll loop notices and reconnects
+    }
+  }
+
+  private async register(): Promise<void> {
+    const req: RegisterRequest = {
+      id: this.id,
+      pool: this.o.pool,
+      host: shortHostname(),
+      pid: process.pid,
+      resources: this.resources,
+      slots: this.slots.length,
+      setup: this.o.setup !== undefined && !this.setupDone,
+      holding: [...this.outbox.holding.values()],
+    };
+    const a = await this.api.call<RegisterAnswer>('POST', '/workers/register', req, 15_000);
+    this.heartbeat = a.heartbeat;
+    this.outbox.ack(a.seq);
+    this.o.log(`registered with ${this.api.url} as ${this.id} (${this.slots.length} slots)`);
+    this.flush();
+  }
+
+  /** The controller is away or forgot us: register again, with backoff, up to `patience` seconds. */
+  private async reconnect(err: unknown): Promise<void> {
+    const start = Date.now();
+    let delay = 100;
+    this.o.log(`lost the controller (${(err as Error).message}): reconnecting`);
+    for (;;) {
+      if (this.stopping) return;
+      if (this.o.serverFile) {
+        try {
+          this.api.url = (JSON.parse(fs.readFileSync(this.o.serverFile, 'utf8')) as { url: string }).url;
+        } catch {
+          // not there (yet)
+        }
+      }
+      try {
+        await this.register();
+        return;
+      } catch (e) {
+        if (e instanceof ApiError && (e.status === 401 || e.status === 403 || e.status === 404)) {
+          this.o.log(`refused by the controller: ${e.message}: stopping`);
+          this.stop('stop');
+          return;
+        }
+      }
+      if (Date.now() - start > this.o.patience * 1000) {
+        this.o.log(`no controller for ${this.o.patience} s: stopping`);
+        this.terminate();
+        return;
+      }
+      await sleep(delay);
+      delay = Math.min(1000, delay * 2);
+    }
+  }
+}
+
+function runSetup(cmd: string): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', () => resolve(127));
+    child.on('exit', (code, signal) =>
+      resolve(signal ? 128 + (os.constants.signals[signal] ?? 0) : (code ?? 1)),
+    );
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function range(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => String(i));
+}
