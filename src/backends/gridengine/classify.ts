@@ -1,0 +1,91 @@
+import type { TerminalState } from '../../ledger/states.js';
+import { type AcctRecord, FAILED_LIMIT } from './parse.js';
+
+/**
+ * Pure decisions of reconciliation: what became of a task whose array element left Grid Engine, from the
+ * element's accounting record (qacct) and drover's own cancel requests.
+ */
+
+/** The reason a runner gives a task it stopped because it was sent SIGTERM (see runner/runner.ts). */
+export const SCHEDULER_STOP = 'the runner was sent SIGTERM (scheduler stop)';
+
+/** Seconds an element may be gone from qstat without an accounting record before its tasks count as lost. */
+export const ACCOUNTING_GRACE_S = 60;
+
+/** What reconciliation knows about an element that left qstat. */
+export interface GoneFacts {
+  /** Its accounting record, when qacct has one. */
+  acct: AcctRecord | undefined;
+  /** Seconds since reconciliation first saw it gone. */
+  goneFor: number;
+  /** The launch's time limit per element (seconds), when it had one. */
+  duration: number | undefined;
+}
+
+/** A verdict: the task's state and why. */
+export interface Verdict {
+  state: TerminalState;
+  reason: string;
+}
+
+function failure(a: AcctRecord): string {
+  return a.failed === 0 ? `exit ${a.exitStatus}` : `failed ${a.failed}: ${a.failedText}`;
+}
+
+function limitVerdict(g: GoneFacts, a: AcctRecord): Verdict {
+  return g.duration !== undefined
+    ? { state: 'timeout', reason: `the array element hit its time limit (h_rt ${g.duration} s)` }
+    : { state: 'killed', reason: `Grid Engine killed the array element at a limit (${failure(a)})` };
+}
+
+/**
+ * A task still queued or running (`started`) in the ledger whose element is gone, with no final record from its
+ * runner. Undefined: not known yet (no accounting record so far).
+ */
+export function goneTaskVerdict(cancelled: boolean, started: boolean, g: GoneFacts): Verdict | undefined {
+  if (cancelled) return { state: 'cancelled', reason: 'cancelled by the user' };
+  const a = g.acct;
+  if (!a) {
+    return g.goneFor >= ACCOUNTING_GRACE_S
+      ? {
+          state: 'lost',
+          reason: 'the array element left Grid Engine without a record of this task, and qacct has none',
+        }
+      : undefined;
+  }
+  if (a.failed === FAILED_LIMIT) return limitVerdict(g, a);
+  if (a.failed !== 0 && !a.started)
+    return { state: 'error', reason: `Grid Engine could not start the array element (${failure(a)})` };
+  if (a.exitStatus > 128) {
+    const how = `the array element was ended by signal ${a.exitStatus - 128} (${failure(a)})`;
+    return started
+      ? { state: 'killed', reason: how }
+      : { state: 'lost', reason: `${how} before the task started` };
+  }
+  return { state: 'lost', reason: `the array element ended (${failure(a)}) without a record of this task` };
+}
+
+/** Seconds before the time limit within which a stop counts as the time limit (Grid Engine enforces h_rt late). */
+export const LIMIT_SLACK_S = 2;
+
+/**
+ * A task its runner recorded `killed` because Grid Engine stopped the element (SIGUSR2 relayed as SIGTERM):
+ * `cancelled` when the user cancelled it, `timeout` when the element script saw the stop at its time limit
+ * (`stoppedAfter`: seconds since the script started, from its stop file), else still `killed`.
+ */
+export function stoppedTaskVerdict(
+  cancelled: boolean,
+  stoppedAfter: number | undefined,
+  duration: number | undefined,
+): Verdict {
+  if (cancelled) return { state: 'cancelled', reason: 'cancelled by the user' };
+  if (duration !== undefined && stoppedAfter !== undefined && stoppedAfter >= duration - LIMIT_SLACK_S)
+    return { state: 'timeout', reason: `the array element hit its time limit (h_rt ${duration} s)` };
+  return {
+    state: 'killed',
+    reason:
+      stoppedAfter === undefined
+        ? 'Grid Engine stopped the array element'
+        : `Grid Engine stopped the array element after ${stoppedAfter} s (qdel, or a limit other than h_rt)`,
+  };
+}

@@ -1,0 +1,108 @@
+import { spawnSync } from 'node:child_process';
+import { DroverError, usageError } from '../../errors.js';
+import { condenseBlocks } from '../../tasklist/tasklist.js';
+
+/**
+ * Grid Engine's client commands, run with argv arrays (never a shell). Every call is synchronous: reconcile
+ * and cancel run inside a ledger transaction.
+ */
+
+/** How a client command ended. */
+export interface CommandResult {
+  /** Exit code; null when it could not be run or was killed. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Set when the command could not be started (ENOENT: Grid Engine's clients are not on PATH). */
+  error?: NodeJS.ErrnoException;
+}
+
+/** Seconds any one client call may take before it is given up (a hung qmaster must not hang drover). */
+const TIMEOUT_S = 120;
+
+/** Run one Grid Engine client command. */
+export function runCommand(cmd: string, args: readonly string[], cwd?: string): CommandResult {
+  const r = spawnSync(cmd, args, {
+    encoding: 'utf8',
+    maxBuffer: 1024 * 1024 * 1024,
+    timeout: TIMEOUT_S * 1000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(cwd ? { cwd } : {}),
+  });
+  return {
+    code: r.status,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    ...(r.error ? { error: r.error as NodeJS.ErrnoException } : {}),
+  };
+}
+
+/** The useful part of a client's complaint, on one line ("Unable to run job: ...", without "Exiting."). */
+export function oneLine(r: CommandResult): string {
+  if (r.error?.code === 'ENOENT') return 'command not found';
+  if (r.error) return r.error.message;
+  const text = `${r.stderr}\n${r.stdout}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && l !== 'Exiting.')
+    .join(' ');
+  return text || `exit ${r.code}`;
+}
+
+/** True when the failure is Grid Engine being unreachable rather than a refused request. */
+function unreachable(r: CommandResult): boolean {
+  return (
+    r.error !== undefined ||
+    /commlib error|unable to contact qmaster|can't connect|cell directory/i.test(r.stderr)
+  );
+}
+
+/** `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays). A refused request is a usage error. */
+export function qsub(args: readonly string[], cwd: string): string {
+  const r = runCommand('qsub', args, cwd);
+  const id = r.stdout.trim().split('\n').pop()?.split('.')[0] ?? '';
+  if (r.code === 0 && /^[0-9]+$/.test(id)) return id;
+  const why = oneLine(r);
+  if (r.error?.code === 'ENOENT')
+    throw new DroverError('backend', 'qsub not found: Grid Engine’s client commands must be on PATH');
+  if (unreachable(r)) throw new DroverError('backend', `Grid Engine did not answer qsub: ${why}`);
+  throw usageError(`Grid Engine refused the submission: ${why}`);
+}
+
+/** `qdel JOB [-t RANGE]`; an already gone job counts as deleted. Returns what went wrong, or undefined. */
+export function qdel(job: string, range?: string): string | undefined {
+  const r = runCommand('qdel', range === undefined ? [job] : [job, '-t', range]);
+  if (r.code === 0 || /does not exist|not found/i.test(r.stderr + r.stdout)) return undefined;
+  return oneLine(r);
+}
+
+/** `qdel JOB -t first-last:step` for each block of these elements, one call per block. */
+export function qdelElements(elements: readonly { job: string; index: number }[]): void {
+  const byJob = new Map<string, number[]>();
+  for (const e of elements) {
+    const list = byJob.get(e.job);
+    if (list) list.push(e.index);
+    else byJob.set(e.job, [e.index]);
+  }
+  for (const [job, indices] of byJob) {
+    for (const b of condenseBlocks(indices)) qdel(job, `${b.first}-${b.last}:${b.step}`);
+  }
+}
+
+/** `qstat -xml` of the caller's jobs, or undefined when Grid Engine cannot be asked. */
+export function qstatXml(): string | undefined {
+  const r = runCommand('qstat', ['-xml']);
+  return r.code === 0 ? r.stdout : undefined;
+}
+
+/** `qstat -j JOB` (with its per-task error reasons), or undefined. */
+export function qstatJob(job: string): string | undefined {
+  const r = runCommand('qstat', ['-j', job]);
+  return r.code === 0 ? r.stdout : undefined;
+}
+
+/** `qacct -j JOB -t RANGE`, or undefined when there is no record (yet) or no accounting. */
+export function qacct(job: string, range: string): string | undefined {
+  const r = runCommand('qacct', ['-j', job, '-t', range]);
+  return r.code === 0 ? r.stdout : undefined;
+}

@@ -1,0 +1,230 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ingestLaunch } from '../../ledger/ingest.js';
+import type { LaunchRow } from '../../ledger/launches.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import type { State } from '../../ledger/states.js';
+import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
+import type { CancelRequest } from '../../runner/group.js';
+import {
+  type GoneFacts,
+  goneTaskVerdict,
+  SCHEDULER_STOP,
+  stoppedTaskVerdict,
+  type Verdict,
+} from './classify.js';
+import { qacct, qstatJob } from './commands.js';
+import {
+  type Element,
+  elementDir,
+  elementName,
+  type GridEngineHandles,
+  launchElements,
+  readHandles,
+} from './handles.js';
+import { type AcctRecord, isErrorState, parseErrorReasons, parseQacct } from './parse.js';
+import { queueSnapshot } from './queue.js';
+
+/** The launch's tasks with their state in it, in id order. */
+export function launchTaskStates(ledger: Ledger, launchId: number): { task_id: number; state: State }[] {
+  return ledger
+    .stmt('SELECT task_id, state FROM launch_tasks WHERE launch_id = ? ORDER BY task_id')
+    .all(launchId) as { task_id: number; state: State }[];
+}
+
+type OpenWork = ReturnType<typeof openWork>;
+
+/** What is still open in a launch: tasks queued or running, and tasks killed by a scheduler stop (task → attempt). */
+function openWork(ledger: Ledger, launchId: number) {
+  const rows = launchTaskStates(ledger, launchId);
+  const open = new Map(
+    rows.filter((r) => r.state === 'queued' || r.state === 'running').map((r) => [r.task_id, r.state]),
+  );
+  const stopped = new Map(
+    (
+      ledger
+        .stmt(
+          `SELECT task_id, max(attempt) AS attempt FROM attempts WHERE launch_id = ? AND state = 'killed' AND reason = ?
+           GROUP BY task_id`,
+        )
+        .all(launchId, SCHEDULER_STOP) as { task_id: number; attempt: number }[]
+    ).map((r) => [r.task_id, r.attempt]),
+  );
+  return { ids: rows.map((r) => r.task_id), open, stopped };
+}
+
+/** The tasks drover's cancel requests (the launch's cancel/ folder) named, or 'all'. */
+export function cancelRequested(launch: Pick<LaunchRow, 'dir'>): Set<number> | 'all' {
+  const dir = path.join(launch.dir, 'cancel');
+  const out = new Set<number>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const req = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CancelRequest;
+      if (req.tasks === 'all') return 'all';
+      for (const t of req.tasks) out.add(t);
+    } catch {
+      // a request being written right now: the next refresh reads it
+    }
+  }
+  return out;
+}
+
+/** Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. */
+function recordErrorElements(
+  ledger: Ledger,
+  launch: LaunchRow,
+  elements: Element[],
+  open: Map<number, State>,
+): void {
+  const reasons = new Map<string, Map<number, string>>();
+  for (const e of elements) {
+    if (!reasons.has(e.job)) reasons.set(e.job, parseErrorReasons(qstatJob(e.job) ?? ''));
+    const why = reasons.get(e.job)!.get(e.index) ?? 'the array element is in an error state';
+    const reason = `Grid Engine could not start it (Eqw): ${why}`;
+    const running: number[] = [];
+    for (const t of e.tasks) {
+      if (open.get(t) === 'queued') recordError(ledger, launch.job_id, launch.id, t, reason);
+      else if (open.get(t) === 'running') running.push(t);
+    }
+    if (running.length > 0) markUnfinished(ledger, launch.job_id, launch.id, running, 'lost', reason);
+  }
+}
+
+/** Accounting records of the gone elements that need one, one qacct call per array job. */
+function accounting(elements: Element[]): Map<string, AcctRecord> {
+  const byJob = new Map<string, number[]>();
+  for (const e of elements) {
+    const list = byJob.get(e.job);
+    if (list) list.push(e.index);
+    else byJob.set(e.job, [e.index]);
+  }
+  const out = new Map<string, AcctRecord>();
+  for (const [job, indices] of byJob) {
+    const sorted = indices.sort((a, b) => a - b);
+    const text = qacct(
+      job,
+      sorted.length === 1 ? String(sorted[0]) : `${sorted[0]}-${sorted[sorted.length - 1]}`,
+    );
+    if (text !== undefined) for (const [k, v] of parseQacct(text)) out.set(k, v);
+  }
+  return out;
+}
+
+/** Seconds since its script started at which Grid Engine stopped an element (its stop file), if it did. */
+function stoppedAfter(launch: LaunchRow, e: Element): number | undefined {
+  try {
+    const text = fs.readFileSync(path.join(elementDir(launch.dir), `${e.job}.${e.index}.stop`), 'utf8');
+    const n = Number.parseInt(text, 10);
+    return Number.isFinite(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The launch's time limit per element, when it had one. */
+function durationOf(launch: LaunchRow): number | undefined {
+  return (JSON.parse(launch.options) as { duration?: number }).duration;
+}
+
+/** Tasks a scheduler stop killed: `cancelled` if the user cancelled them, `timeout` at h_rt, else `killed`. */
+function settleStopped(ledger: Ledger, launch: LaunchRow, h: GridEngineHandles, work: OpenWork): void {
+  const cancels = cancelRequested(launch);
+  const duration = durationOf(launch);
+  for (const e of launchElements(h, work.ids)) {
+    if (!e.tasks.some((t) => work.stopped.has(t))) continue;
+    const after = stoppedAfter(launch, e);
+    for (const t of e.tasks) {
+      const attempt = work.stopped.get(t);
+      if (attempt === undefined) continue;
+      const v = stoppedTaskVerdict(cancels === 'all' || cancels.has(t), after, duration);
+      restateEnd(ledger, launch.job_id, launch.id, t, attempt, 'killed', v.state, v.reason);
+    }
+  }
+}
+
+/** Settle the open tasks of elements that left qstat without final records from their runners. */
+function settleGone(
+  ledger: Ledger,
+  launch: LaunchRow,
+  h: GridEngineHandles,
+  gone: Element[],
+  work: OpenWork,
+): void {
+  const cancels = cancelRequested(launch);
+  const cancelled = (t: number) => cancels === 'all' || cancels.has(t);
+  const undecided = gone.filter((e) => e.tasks.some((t) => work.open.has(t) && !cancelled(t)));
+  const acct = undecided.length > 0 ? accounting(undecided) : new Map<string, AcctRecord>();
+  const duration = durationOf(launch);
+  const now = Date.now() / 1000;
+  const seen = { ...h.gone };
+  const verdicts = new Map<string, { v: Verdict; tasks: number[] }>();
+  for (const e of gone) {
+    const name = elementName(e.job, e.index);
+    const facts: GoneFacts = { acct: acct.get(name), goneFor: now - (seen[name] ?? now), duration };
+    let pending = false;
+    for (const t of e.tasks) {
+      if (!work.open.has(t)) continue;
+      const v = goneTaskVerdict(cancelled(t), work.open.get(t) === 'running', facts);
+      if (!v) pending = true;
+      else if (v.state === 'error') recordError(ledger, launch.job_id, launch.id, t, v.reason);
+      else {
+        const key = `${v.state}\n${v.reason}`;
+        const same = verdicts.get(key);
+        if (same) same.tasks.push(t);
+        else verdicts.set(key, { v, tasks: [t] });
+      }
+    }
+    if (pending) seen[name] ??= now;
+    else delete seen[name];
+  }
+  for (const { v, tasks } of verdicts.values())
+    markUnfinished(ledger, launch.job_id, launch.id, tasks, v.state, v.reason);
+  if (JSON.stringify(seen) !== JSON.stringify(h.gone ?? {})) {
+    const merged = { ...(JSON.parse(launch.handles) as object), gone: seen };
+    ledger.stmt('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(merged), launch.id);
+  }
+}
+
+/**
+ * Reconcile a Grid Engine launch (inside a write transaction, after its records were ingested). Tasks a
+ * scheduler stop killed → `cancelled` (drover cancel asked), `timeout` (stopped at h_rt) or `killed`. Elements
+ * in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements gone from qstat without final records →
+ * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started), `cancelled` (drover cancel asked),
+ * else `lost`. One qstat per second at most; qacct only for elements that left without final records.
+ */
+export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
+  const h = readHandles(launch);
+  if (!h) return;
+  let work = openWork(ledger, launch.id);
+  if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
+  if (work.open.size === 0) return;
+  const queue = queueSnapshot();
+  if (!queue) return; // Grid Engine cannot be asked from here: leave the states as the runners left them
+  const openElements = (w: OpenWork) =>
+    launchElements(h, w.ids).filter((e) => e.tasks.some((t) => w.open.has(t)));
+  const errored: Element[] = [];
+  let gone: Element[] = [];
+  for (const e of openElements(work)) {
+    const state = queue.get(e.job)?.get(e.index);
+    if (state === undefined) gone.push(e);
+    else if (isErrorState(state)) errored.push(e);
+  }
+  if (errored.length > 0) recordErrorElements(ledger, launch, errored, work.open);
+  if (gone.length === 0) return;
+  // An element may have ended between the ingestion and qstat: read its last records before judging it.
+  if (ingestLaunch(ledger, launch) > 0) {
+    work = openWork(ledger, launch.id);
+    if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
+    const still = new Set(openElements(work).map((e) => e.key));
+    gone = gone.filter((e) => still.has(e.key));
+    if (gone.length === 0) return;
+  }
+  settleGone(ledger, launch, h, gone, work);
+}
