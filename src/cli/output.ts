@@ -6,8 +6,17 @@ import { DroverError, toDroverError } from '../errors.js';
  * stderr, errors as one line `drover: ...`.
  */
 
-/** Print a value as JSON on stdout. */
+/**
+ * Print a value as JSON on stdout. Arrays (task lists, history: maybe 100,000 entries) print one compact object
+ * per line, which stays readable and costs a fraction of indenting every field; objects print indented.
+ */
 export function printJson(value: unknown): void {
+  if (Array.isArray(value)) {
+    process.stdout.write(
+      value.length === 0 ? '[]\n' : `[\n${value.map((v) => JSON.stringify(v)).join(',\n')}\n]\n`,
+    );
+    return;
+  }
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
