@@ -1,0 +1,120 @@
+import { formatClock } from '../../util/duration.js';
+import type { LaunchRequest } from '../backend.js';
+import { slurmSync } from './commands.js';
+
+/** One node of one partition, as `sinfo -h -N -o '%P|%c|%m|%G|%l'` lists it. */
+export interface NodeInfo {
+  partition: string;
+  /** The partition is the cluster's default (sinfo marks it with `*`). */
+  isDefault: boolean;
+  cpus: number;
+  /** Memory in MB. */
+  memMb: number;
+  gpus: number;
+  /** The partition's time limit in seconds; undefined when unlimited. */
+  timeLimit: number | undefined;
+}
+
+/** The `--format` of the sinfo call parseNodes reads. */
+export const SINFO_FORMAT = '%P|%c|%m|%G|%l';
+
+/** A Slurm time (`infinite`, `MM`, `MM:SS`, `HH:MM:SS`, `D-HH[:MM[:SS]]`) in seconds; undefined when unlimited. */
+export function parseSlurmTime(text: string): number | undefined {
+  const t = text.trim();
+  if (/^(infinite|unlimited|n\/a)$/i.test(t) || t === '') return undefined;
+  const m = /^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$/.exec(t);
+  if (!m) return undefined;
+  const [, d, a, b, c] = m;
+  const parts = [a, b, c].filter((x): x is string => x !== undefined).map(Number);
+  if (d !== undefined) {
+    // D-HH, D-HH:MM, D-HH:MM:SS
+    return Number(d) * 86400 + (parts[0] ?? 0) * 3600 + (parts[1] ?? 0) * 60 + (parts[2] ?? 0);
+  }
+  if (parts.length === 1) return parts[0]! * 60;
+  if (parts.length === 2) return parts[0]! * 60 + parts[1]!;
+  return parts[0]! * 3600 + parts[1]! * 60 + parts[2]!;
+}
+
+/** GPUs in a GRES string such as `gpu:4`, `gpu:a100:4(S:0-1)` or `gpu:2,mps:100` (`(null)`: none). */
+export function gresGpus(gres: string): number {
+  let n = 0;
+  for (const item of gres.split(/,(?![^(]*\))/)) {
+    const m = /^gpu(?::[^:(]+)?:(\d+)/.exec(item.trim());
+    if (m) n += Number(m[1]);
+  }
+  return n;
+}
+
+/** Parse sinfo's node lines (format SINFO_FORMAT). */
+export function parseNodes(text: string): NodeInfo[] {
+  const nodes: NodeInfo[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.trim().split('|');
+    if (f.length < 5) continue;
+    const partition = f[0]!;
+    nodes.push({
+      partition: partition.replace(/\*$/, ''),
+      isDefault: partition.endsWith('*'),
+      cpus: Number(f[1]) || 0,
+      memMb: Number(f[2]) || 0,
+      gpus: gresGpus(f[3]!),
+      timeLimit: parseSlurmTime(f[4]!),
+    });
+  }
+  return nodes;
+}
+
+/** Memory in MB from a Slurm size (`500M`, `4G`, `1T`; a bare number is MB). */
+export function memMb(mem: string): number {
+  const m = /^(\d+)([KMGT]?)$/i.exec(mem);
+  if (!m) return 0;
+  const unit = m[2]!.toUpperCase() as '' | 'K' | 'M' | 'G' | 'T';
+  return Number(m[1]) * { '': 1, K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 }[unit];
+}
+
+/**
+ * Requests no node of the target partition(s) can ever satisfy: Slurm accepts some of them and lets the
+ * elements pend forever, so drover warns. Pure: give it sinfo's nodes.
+ */
+export function infeasible(req: LaunchRequest, nodes: readonly NodeInfo[]): string[] {
+  const wanted = req.partition?.split(',').map((p) => p.trim());
+  const inScope = nodes.filter((n) => (wanted ? wanted.includes(n.partition) : n.isDefault));
+  if (inScope.length === 0) return [];
+  const where = wanted ? `partition ${wanted.join(',')}` : `the default partition (${inScope[0]!.partition})`;
+  const max = (f: (n: NodeInfo) => number) => Math.max(...inScope.map(f));
+  const out: string[] = [];
+  const pend = 'the array elements would pend forever: ask for less or pick another --partition';
+  if (req.cpus !== undefined && req.cpus > max((n) => n.cpus)) {
+    out.push(`--cpus ${req.cpus}: no node of ${where} has more than ${max((n) => n.cpus)} CPUs; ${pend}`);
+  }
+  if (req.gpus !== undefined && req.gpus > 0 && req.gpus > max((n) => n.gpus)) {
+    out.push(`--gpus ${req.gpus}: no node of ${where} has more than ${max((n) => n.gpus)} GPUs; ${pend}`);
+  }
+  if (req.mem !== undefined && memMb(req.mem) > max((n) => n.memMb)) {
+    out.push(`--mem ${req.mem}: no node of ${where} has more than ${max((n) => n.memMb)} MB; ${pend}`);
+  }
+  const limits = inScope.map((n) => n.timeLimit);
+  if (req.duration !== undefined && limits.every((l) => l !== undefined)) {
+    const longest = Math.max(...(limits as number[]));
+    if (Math.ceil(req.duration / 60) * 60 > longest) {
+      out.push(
+        `--duration ${formatClock(req.duration)}: ${where} allows at most ${formatClock(longest)}; ${pend}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** Warnings about a request, from one sinfo call; none when sinfo cannot say. */
+export function feasibilityWarnings(req: LaunchRequest): string[] {
+  if (
+    req.cpus === undefined &&
+    req.gpus === undefined &&
+    req.mem === undefined &&
+    req.duration === undefined
+  ) {
+    return [];
+  }
+  const r = slurmSync('sinfo', ['-h', '-N', '-o', SINFO_FORMAT]);
+  return r.status === 0 ? infeasible(req, parseNodes(r.stdout)) : [];
+}

@@ -1,0 +1,155 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ingestLaunch } from '../../ledger/ingest.js';
+import type { LaunchRow } from '../../ledger/launches.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import type { TerminalState } from '../../ledger/states.js';
+import { markUnfinished, restateEnd } from '../../ledger/transitions.js';
+import type { CancelRequest } from '../../runner/group.js';
+import { elementEnds } from './accounting.js';
+import {
+  type Element,
+  elementLookup,
+  elementName,
+  elementOutFile,
+  type SlurmHandles,
+  slurmHandles,
+  taskKeys,
+} from './handles.js';
+import { liveElements } from './squeue.js';
+import { SCHEDULER_STOP, type TaskFacts, verdict } from './verdict.js';
+
+/** A task reconciliation may have to decide on, with its array element. */
+interface Candidate {
+  task: number;
+  state: TaskFacts['state'];
+  /** Of a `killed` task: its attempt, and the reason its runner gave (null: the task died of a signal). */
+  attempt?: number;
+  reason?: string | null;
+  key: number;
+  element: Element;
+}
+
+/**
+ * Tasks still queued or running in the launch, and those ended `killed` by Slurm's signals: recorded so by a
+ * runner that got SIGTERM, or dead of SIGTERM/SIGKILL before their runner noticed it was being stopped.
+ */
+function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candidate[] {
+  const rows = ledger
+    .stmt(
+      "SELECT task_id AS task, state FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')",
+    )
+    .all(launch.id) as { task: number; state: 'queued' | 'running' }[];
+  const killed = ledger
+    .stmt(
+      `SELECT a.task_id AS task, a.attempt, a.reason FROM attempts a
+       JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.state = 'killed'
+       WHERE a.launch_id = ? AND a.state = 'killed'
+         AND a.attempt = (SELECT max(attempt) FROM attempts WHERE job_id = a.job_id AND task_id = a.task_id)
+         AND (a.reason = ? OR (a.reason IS NULL AND a.signal IN ('SIGTERM', 'SIGKILL')))`,
+    )
+    .all(launch.id, SCHEDULER_STOP) as { task: number; attempt: number; reason: string | null }[];
+  if (rows.length === 0 && killed.length === 0) return [];
+  const keyOf = taskKeys(ledger, launch.id, h.tasks_per_node);
+  const elementOf = elementLookup(h.arrays);
+  const out: Candidate[] = [];
+  for (const r of [...rows, ...killed.map((k) => ({ ...k, state: 'killed' as const }))]) {
+    const key = keyOf(r.task);
+    const element = elementOf(key);
+    if (element) out.push({ ...r, key, element });
+  }
+  return out;
+}
+
+/** The tasks drover cancel was asked to cancel in this launch ('all' for every one). */
+export function cancelRequests(launchDir: string): Set<number> | 'all' {
+  const dir = path.join(launchDir, 'cancel');
+  const tasks = new Set<number>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return tasks;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const req = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CancelRequest;
+      if (req.tasks === 'all') return 'all';
+      for (const t of req.tasks) tasks.add(t);
+    } catch {
+      // being written: the next refresh reads it
+    }
+  }
+  return tasks;
+}
+
+/** Group keys whose runner wrote records (runner names are `g<key>.<host>.<pid>`). */
+function startedGroups(ledger: Ledger, launchId: number): Set<number> {
+  const rows = ledger.stmt('SELECT name FROM runners WHERE launch_id = ?').all(launchId) as {
+    name: string;
+  }[];
+  const keys = new Set<number>();
+  for (const { name } of rows) {
+    const m = /^g(\d+)\./.exec(name);
+    if (m) keys.add(Number(m[1]));
+  }
+  return keys;
+}
+
+/**
+ * Reconcile a Slurm launch after its runners' records were ingested, with one squeue for all its arrays.
+ * Tasks whose element is gone without a final record, and tasks ended `killed` by Slurm's signals, get what
+ * the element's fate says (accounting, the element's output file, drover's cancel requests): timeout,
+ * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked.
+ */
+export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
+  const h = slurmHandles(launch);
+  if (!h) return; // still being submitted
+  const first = candidates(ledger, launch, h);
+  if (first.length === 0) return;
+  const live = liveElements(h.arrays.map((a) => a.id));
+  if (!live) return;
+  const isGone = (c: Candidate) => !live.has(elementName(c.element));
+  const toJudge = (c: Candidate) => c.state === 'killed' || isGone(c);
+  if (!first.some(toJudge)) return;
+  // Records an element wrote just before it left the queue: read them before judging it.
+  ingestLaunch(ledger, launch);
+  const judged = candidates(ledger, launch, h).filter(toJudge);
+  if (judged.length === 0) return;
+  const gone = new Map<string, Element>();
+  const stillLive = new Map<string, Element>();
+  for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
+  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()]);
+  const cancels = cancelRequests(launch.dir);
+  const runners = startedGroups(ledger, launch.id);
+  const unfinished = new Map<string, number[]>();
+  for (const c of judged) {
+    const name = elementName(c.element);
+    const end = ends.get(name);
+    const v = verdict({
+      state: c.state,
+      end,
+      cancelRequested: cancels === 'all' || cancels.has(c.task),
+      runnerStarted: runners.has(c.key),
+      elementRan: gone.has(name) ? fs.existsSync(elementOutFile(launch.dir, c.element)) : true,
+    });
+    if (c.state === 'killed') {
+      // Restate only with facts: a known fate of the element, or (for a runner's scheduler stop) an element
+      // that is gone, so nothing better will come. A task that died of a signal of its own stays as it is.
+      const informed = v.state !== 'killed' || end?.state === 'OUT_OF_MEMORY' || end?.state === 'PREEMPTED';
+      if (informed || (c.reason === SCHEDULER_STOP && gone.has(name))) {
+        restateEnd(ledger, launch.job_id, launch.id, c.task, c.attempt!, 'killed', v.state, v.reason);
+      }
+    } else {
+      const k = JSON.stringify([v.state, v.reason]);
+      const list = unfinished.get(k);
+      if (list) list.push(c.task);
+      else unfinished.set(k, [c.task]);
+    }
+  }
+  for (const [k, tasks] of unfinished) {
+    const [state, reason] = JSON.parse(k) as [TerminalState, string];
+    markUnfinished(ledger, launch.job_id, launch.id, tasks, state, reason);
+  }
+}

@@ -1,0 +1,107 @@
+import { DroverError, usageError } from '../../errors.js';
+import { formatBlocks } from '../../tasklist/tasklist.js';
+import type { LaunchRequest } from '../backend.js';
+import type { Submission } from '../cluster/plan.js';
+import { lastErrorLine, type SlurmRun } from './commands.js';
+
+/** Slurm's --mem: a whole number with an optional K, M, G or T unit. */
+const MEM = /^[1-9][0-9]*[KMGT]?$/i;
+/** --after: job ids (optionally array elements) separated by commas or colons. */
+const AFTER = /^[0-9]+(_[0-9]+)?([,:][0-9]+(_[0-9]+)?)*$/;
+
+/** Refuse requests sbatch would misread, before anything is written or submitted. */
+export function checkSlurmRequest(req: LaunchRequest): void {
+  if (req.mem !== undefined && !MEM.test(req.mem)) {
+    throw usageError(`--mem '${req.mem}' is not a Slurm memory size: write e.g. 500M, 4G or 1T`);
+  }
+  if (req.after !== undefined && !AFTER.test(req.after)) {
+    throw usageError(`--after '${req.after}' is not a Slurm job id: give e.g. 1234 or 1234,1240`);
+  }
+  if (req.maxTasksPerNode !== undefined && req.tasksPerNode <= 1) {
+    throw usageError(
+      '--max-tasks-per-node needs --tasks-per-node N (N > 1): it sets the slots of each packed element',
+    );
+  }
+}
+
+/** A time limit in seconds as sbatch --time minutes (Slurm's unit; rounded up, at least 1). */
+export function slurmMinutes(seconds: number): string {
+  return String(Math.max(1, Math.ceil(seconds / 60)));
+}
+
+/** The options every submission of a launch shares: name, output file, resources and extra arguments. */
+export function sbatchCommonArgs(req: LaunchRequest, jobname: string, outPattern: string): string[] {
+  const args = [`--job-name=${jobname}`, `--output=${outPattern}`];
+  if (req.cpus !== undefined) args.push(`--cpus-per-task=${req.cpus}`);
+  if (req.gpus !== undefined && req.gpus > 0) args.push(`--gres=gpu:${req.gpus}`);
+  if (req.mem !== undefined) args.push(`--mem=${req.mem.toUpperCase()}`);
+  if (req.duration !== undefined) args.push(`--time=${slurmMinutes(req.duration)}`);
+  if (req.partition !== undefined) args.push(`--partition=${req.partition}`);
+  if (req.account !== undefined) args.push(`--account=${req.account}`);
+  if (req.qos !== undefined) args.push(`--qos=${req.qos}`);
+  if (req.after !== undefined) args.push(`--dependency=afterok:${req.after.replace(/,/g, ':')}`);
+  return args;
+}
+
+/**
+ * The full argv of one submission: `sbatch --parsable --array=<blocks>[%N] <common> <extra> <wrapper> <offset>`.
+ * The arguments after `--` come last before the script, so they can refine drover's options.
+ */
+export function sbatchArgs(
+  sub: Submission,
+  common: readonly string[],
+  req: Pick<LaunchRequest, 'maxTasks' | 'extraArgs'>,
+  wrapper: string,
+): string[] {
+  const throttle = req.maxTasks !== undefined ? `%${req.maxTasks}` : '';
+  return [
+    '--parsable',
+    `--array=${formatBlocks(sub.blocks)}${throttle}`,
+    ...common,
+    ...req.extraArgs,
+    wrapper,
+    String(sub.offset),
+  ];
+}
+
+/** The job id in `sbatch --parsable` output (`123` or `123;cluster`). */
+export function parseJobId(stdout: string): string | undefined {
+  const m = /^\s*([0-9]+)(;\S*)?\s*$/.exec(stdout);
+  return m?.[1];
+}
+
+/** Every error line of sbatch's stderr without its prefixes, first to last. */
+function errorLines(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .map((l) => lastErrorLine(l))
+    .filter((l) => l !== '');
+}
+
+/** What to do about a refusal, by its message. */
+const HINTS: [RegExp, string][] = [
+  [/partition/i, 'check --partition or the slurm partition in drover config (sinfo lists the partitions)'],
+  [/gres|generic resource/i, 'check --gpus: sinfo -o "%P %G" shows the GPUs (GRES) of each partition'],
+  [/memory/i, 'lower --mem: sinfo -o "%P %m" shows the memory of the nodes (MB)'],
+  [/account/i, 'check --account or the slurm account in drover config (sacctmgr show assoc user=$USER)'],
+  [/qos/i, 'check --qos or the slurm qos in drover config'],
+  [/time limit/i, 'lower --duration: sinfo -o "%P %l" shows the time limit of each partition'],
+  [/dependency/i, 'check --after: the job must exist'],
+  [/node configuration|not available/i, 'ask for fewer CPUs, GPUs or memory (sinfo -o "%P %c %m %G")'],
+  [/unrecognized option|invalid option|requires an argument/i, 'check the arguments after --'],
+];
+
+/**
+ * sbatch refused a submission: one line naming Slurm's reason and what to do. A request the cluster refuses
+ * (bad partition, resources, options) is a usage error; a controller that cannot be reached is a backend error.
+ */
+export function sbatchRefusal(r: SlurmRun): DroverError {
+  const why = errorLines(r.stderr).join('; ') || `exit status ${r.status}`;
+  const unreachable =
+    /unable to contact|connection refused|socket timed out|temporarily unable|communication/i;
+  if (unreachable.test(r.stderr)) {
+    return new DroverError('backend', `sbatch could not reach the Slurm controller: ${why}; try again later`);
+  }
+  const hint = HINTS.find(([re]) => re.test(why) || re.test(r.stderr))?.[1];
+  return usageError(`Slurm refused the launch: ${why}${hint ? `: ${hint}` : ''}`);
+}

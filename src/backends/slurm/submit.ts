@@ -1,0 +1,144 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DroverError } from '../../errors.js';
+import type { GroupTask, LaunchFile, RunSettings } from '../../runner/group.js';
+import { writeFileAtomic } from '../../runner/group.js';
+import { formatBlocks } from '../../tasklist/tasklist.js';
+import type { LaunchRequest, SubmitRequest, SubmitResult } from '../backend.js';
+import { planGroups, planSubmissions } from '../cluster/plan.js';
+import { wrapperScript } from '../cluster/wrapper.js';
+import { chooseAccounting, readClusterConfig } from './cluster-config.js';
+import { slurmAsync, slurmSync } from './commands.js';
+import { elementRunnerFits, elementScript, elementTable } from './element-script.js';
+import { feasibilityWarnings } from './feasibility.js';
+import { elementOutPattern, type SlurmArray, type SlurmHandles } from './handles.js';
+import { checkSlurmRequest, parseJobId, sbatchArgs, sbatchCommonArgs, sbatchRefusal } from './sbatch-args.js';
+
+/**
+ * What every runner of a Slurm launch runs with. One task per element: one slot, and the element's GPUs are
+ * the task's. Packed: `--max-tasks-per-node` slots, by default the CPUs requested per element (`--cpus`, else
+ * the 1 CPU Slurm gives), and the element's GPUs shared out among the slots.
+ */
+export function runnerSettings(base: RunSettings, req: LaunchRequest): RunSettings {
+  const { header: _h, footer: _f, ...settings } = base; // header/footer run once per element, in the wrapper
+  const gpus = req.gpus ?? 0;
+  if (req.tasksPerNode <= 1) {
+    return { ...settings, maxTasks: 1, ...(gpus > 0 ? { gpusPerTask: gpus } : {}) };
+  }
+  const slots = req.maxTasksPerNode ?? req.cpus ?? 1;
+  return {
+    ...settings,
+    maxTasks: slots,
+    ...(gpus > 0 ? { gpusPerTask: Math.max(1, Math.floor(gpus / slots)) } : {}),
+  };
+}
+
+/** Write the launch's files: launch.json, the element runner when it fits, and the wrapper. Returns the wrapper. */
+function writeLaunchFiles(
+  req: SubmitRequest,
+  settings: RunSettings,
+  groups: ReturnType<typeof planGroups>,
+): string {
+  const dir = req.launch.dir;
+  const launchPath = path.join(dir, 'launch.json');
+  const toGroupTask = (t: { id: number; command: string; attempt: number }): GroupTask => ({
+    id: t.id,
+    command: t.command,
+    attempt: t.attempt,
+  });
+  const file: LaunchFile = {
+    ...settings,
+    groups: Object.fromEntries(groups.map((g) => [String(g.key), g.tasks.map(toGroupTask)])),
+  };
+  writeFileAtomic(launchPath, JSON.stringify(file));
+  fs.mkdirSync(settings.logDir, { recursive: true });
+  fs.mkdirSync(settings.recordsDir, { recursive: true });
+  let runner = { node: req.drover.node, bin: req.drover.bin };
+  const tasks = groups.flatMap((g) => g.tasks.map(toGroupTask));
+  if (elementRunnerFits(settings, tasks)) {
+    const tableFile = path.join(dir, 'slurm-tasks.txt');
+    const tasksPerNode = req.request.tasksPerNode;
+    writeFileAtomic(tableFile, elementTable(tasks, tasksPerNode));
+    const script = path.join(dir, 'slurm-element.sh');
+    writeFileAtomic(script, elementScript({ settings, tableFile, tasksPerNode, ...req.drover }));
+    runner = { node: 'source', bin: script }; // run by the wrapper's own bash: one bash per element
+  }
+  const wrapper = path.join(dir, 'slurm.sh');
+  writeFileAtomic(
+    wrapper,
+    wrapperScript({
+      indexVar: 'SLURM_ARRAY_TASK_ID',
+      ...runner,
+      launchFile: launchPath,
+      config: req.config,
+      settings,
+    }),
+  );
+  fs.chmodSync(wrapper, 0o755);
+  return wrapper;
+}
+
+/** Stop arrays already submitted when a later submission of the same launch failed (best effort). */
+function withdraw(arrays: readonly SlurmArray[]): void {
+  if (arrays.length === 0) return;
+  try {
+    slurmSync(
+      'scancel',
+      arrays.map((a) => a.id),
+    );
+  } catch {
+    // the error that made us withdraw is the one to report
+  }
+}
+
+/**
+ * Submit a launch as Slurm job arrays: group the tasks (one per element, or packed), write the launch files,
+ * split the elements into arrays within MaxArraySize, and run one `sbatch --parsable --array=...` per array.
+ * If one fails, those already submitted are cancelled and the error is thrown (the caller rolls back).
+ */
+export async function submitSlurm(req: SubmitRequest): Promise<SubmitResult> {
+  const request = req.request;
+  checkSlurmRequest(request);
+  const cluster = readClusterConfig();
+  if (cluster.maxArraySize < 2) {
+    throw new DroverError(
+      'backend',
+      `this cluster's MaxArraySize=${cluster.maxArraySize} allows no job arrays: ask its admins to raise it`,
+    );
+  }
+  const settings = runnerSettings(req.settings, request);
+  const groups = planGroups(req.tasks, request.tasksPerNode);
+  const wrapper = writeLaunchFiles(req, settings, groups);
+  const warnings = feasibilityWarnings(request);
+  const subs = planSubmissions(
+    groups.map((g) => g.key),
+    { maxIndex: cluster.maxArraySize - 1, maxCount: cluster.maxArrayTasks, oneRangePerSubmission: false },
+  );
+  const common = sbatchCommonArgs(request, settings.job, elementOutPattern(req.launch.dir));
+  const accounting = chooseAccounting(cluster);
+  const arrays: SlurmArray[] = [];
+  try {
+    for (const sub of subs) {
+      const r = await slurmAsync('sbatch', sbatchArgs(sub, common, request, wrapper));
+      if (r.status !== 0) throw sbatchRefusal(r);
+      const id = parseJobId(r.stdout);
+      if (id === undefined)
+        throw new DroverError('backend', `sbatch printed no job id: '${r.stdout.trim()}'`);
+      arrays.push({ id, offset: sub.offset, array: formatBlocks(sub.blocks) });
+    }
+  } catch (err) {
+    withdraw(arrays);
+    throw err;
+  }
+  const handles: SlurmHandles = { arrays, tasks_per_node: Math.max(1, request.tasksPerNode), accounting };
+  const shape =
+    request.tasksPerNode > 1
+      ? `${groups.length} array element(s) of up to ${request.tasksPerNode} tasks, ${settings.maxTasks} at a time in each`
+      : `one task per array element`;
+  const ids = arrays.map((a) => a.id).join(', ');
+  return {
+    handles,
+    summary: `${req.tasks.length} task(s) of '${settings.job}' submitted to Slurm as array ${ids} (${shape})`,
+    warnings,
+  };
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseElementOutput, parseJobcomp, parseSacct } from '../../../src/backends/slurm/accounting.js';
+import { parseClusterConfig } from '../../../src/backends/slurm/cluster-config.js';
+import { gresGpus, infeasible, parseNodes, parseSlurmTime } from '../../../src/backends/slurm/feasibility.js';
+import { parseSqueue } from '../../../src/backends/slurm/squeue.js';
+
+// Output as Slurm 22.05 printed it on the test cluster (scripts/test-cluster/slurm-up.sh), trimmed.
+
+test('scontrol show config: MaxArraySize, max_array_tasks, accounting and the job completion log', () => {
+  const text = [
+    'Configuration data as of 2026-11-30T01:54:32',
+    'AccountingStorageType   = accounting_storage/none',
+    'JobCompLoc              = /var/log/slurm/jobcomp.log',
+    'JobCompType             = jobcomp/filetxt',
+    'MaxArraySize            = 100001',
+    'SchedulerParameters     = batch_sched_delay=0,sched_min_interval=0',
+  ].join('\n');
+  assert.deepEqual(parseClusterConfig(text), {
+    maxArraySize: 100001,
+    maxArrayTasks: 100001,
+    sacct: false,
+    jobcompFile: '/var/log/slurm/jobcomp.log',
+  });
+  const dbd = parseClusterConfig(
+    'AccountingStorageType = accounting_storage/slurmdbd\nJobCompType = jobcomp/none\nMaxArraySize = 1001\nSchedulerParameters = max_array_tasks=500,bf_continue\n',
+  );
+  assert.deepEqual(dbd, { maxArraySize: 1001, maxArrayTasks: 500, sacct: true });
+});
+
+test('squeue -r lines by element; folded lines are expanded; plain jobs are left out', () => {
+  const live = parseSqueue('27_3 PD JobArrayTaskLimit\n27_1 R None\n28_[5-7%2] PD Priority\n29 R None\n');
+  assert.deepEqual([...live.keys()], ['27_3', '27_1', '28_5', '28_6', '28_7']);
+  assert.deepEqual(live.get('27_3'), { state: 'PD', reason: 'JobArrayTaskLimit' });
+});
+
+test('jobcomp lines of our arrays by element, with exit codes and signals; other jobs are ignored', () => {
+  const line = (id: number, array: number, index: number, state: string, exit: string) =>
+    `JobId=${id} UserId=root(0) GroupId=root(0) Name=J JobState=${state} Partition=debug TimeLimit=1 StartTime=x EndTime=y NodeList=vm NodeCnt=1 ProcCnt=1 WorkDir=/tmp ReservationName= Tres=cpu=1 Account= QOS= WcKey= Cluster=unknown SubmitTime=x EligibleTime=x ArrayJobId=${array} ArrayTaskId=${index} DerivedExitCode=0:0 ExitCode=${exit} `;
+  const text = [
+    line(28, 27, 1, 'CANCELLED', '0:0'),
+    line(29, 27, 2, 'FAILED', '3:0'),
+    line(30, 27, 3, 'TIMEOUT', '0:15'),
+    line(40, 39, 1, 'COMPLETED', '0:0'),
+    'JobId=26 UserId=root(0) GroupId=root(0) Name=drover-smoke JobState=COMPLETED ExitCode=0:0 ',
+  ].join('\n');
+  const ends = parseJobcomp(text, new Set(['27']));
+  assert.deepEqual(Object.fromEntries(ends), {
+    '27_1': { state: 'CANCELLED', exitCode: 0, source: 'jobcomp' },
+    '27_2': { state: 'FAILED', exitCode: 3, source: 'jobcomp' },
+    '27_3': { state: 'TIMEOUT', signal: 15, source: 'jobcomp' },
+  });
+});
+
+test('sacct -P lines, including folded pending elements cancelled together', () => {
+  const ends = parseSacct(
+    '12_1|COMPLETED|0:0\n12_2|TIMEOUT|0:0\n12_[4-5]|CANCELLED by 1000|0:0\n13|FAILED|1:0\n',
+  );
+  assert.deepEqual(
+    [...ends].map(([k, v]) => [k, v.state]),
+    [
+      ['12_1', 'COMPLETED'],
+      ['12_2', 'TIMEOUT'],
+      ['12_4', 'CANCELLED'],
+      ['12_5', 'CANCELLED'],
+    ],
+  );
+});
+
+test('what slurmstepd writes into an element’s output says timeout, cancel, preemption, node failure', () => {
+  const at = 'slurmstepd-vm: error: *** JOB 28 ON vm CANCELLED AT 2026-11-30T01:54:38';
+  assert.equal(parseElementOutput(`${at} DUE TO TIME LIMIT ***\n`)?.state, 'TIMEOUT');
+  assert.equal(parseElementOutput(`${at} ***\n`)?.state, 'CANCELLED');
+  assert.equal(parseElementOutput(`${at} DUE TO PREEMPTION ***\n`)?.state, 'PREEMPTED');
+  assert.equal(parseElementOutput(`${at} DUE TO NODE FAILURE ***\n`)?.state, 'NODE_FAIL');
+  assert.equal(parseElementOutput('some task output\n'), undefined);
+});
+
+test('Slurm times and GRES strings', () => {
+  assert.equal(parseSlurmTime('infinite'), undefined);
+  assert.equal(parseSlurmTime('30:00'), 1800);
+  assert.equal(parseSlurmTime('2:00:00'), 7200);
+  assert.equal(parseSlurmTime('1-00:00:00'), 86400);
+  assert.equal(parseSlurmTime('60'), 3600);
+  assert.equal(gresGpus('(null)'), 0);
+  assert.equal(gresGpus('gpu:4'), 4);
+  assert.equal(gresGpus('gpu:a100:4(S:0-1),gpu:v100:2'), 6);
+});
+
+test('requests no node of the partition can satisfy are warned about; feasible ones are not', () => {
+  const nodes = parseNodes(
+    'debug*|32|21694|(null)|infinite\nbatch|32|21694|(null)|infinite\nshort|8|1000|gpu:2|30:00\n',
+  );
+  assert.deepEqual(infeasible({ tasksPerNode: 1, extraArgs: [], cpus: 32, duration: 86400 }, nodes), []);
+  const [cpus] = infeasible({ tasksPerNode: 1, extraArgs: [], cpus: 999 }, nodes);
+  assert.match(cpus!, /--cpus 999: no node of the default partition \(debug\) has more than 32 CPUs/);
+  const short = infeasible(
+    { tasksPerNode: 1, extraArgs: [], partition: 'short', gpus: 4, mem: '2G', duration: 3600 },
+    nodes,
+  );
+  assert.equal(short.length, 3);
+  assert.match(short.join('\n'), /--gpus 4.*2 GPUs/);
+  assert.match(short.join('\n'), /--mem 2G.*1000 MB/);
+  assert.match(short.join('\n'), /--duration 01:00:00: partition short allows at most 00:30:00/);
+});
