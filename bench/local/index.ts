@@ -1,0 +1,48 @@
+import { notRun, type Result } from '../result.js';
+import { BenchError } from '../util.js';
+import { benchLaunch } from './launch.js';
+import { benchPrelaunch } from './prelaunch.js';
+import { benchStatus } from './status.js';
+import { benchVersion } from './version.js';
+
+/** The benchmarks of local mode, in the order they run (names for `--only`). */
+export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch'] as const;
+export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
+
+export interface LocalOptions {
+  /** Repetitions of the heavy benchmarks (launch, prelaunch); the light ones run 6× as many. */
+  repeat: number;
+  /** Only these benchmarks (default: all). */
+  only: ReadonlySet<LocalBenchmark>;
+  /** Fill the 100,000-task ledger with a real launch instead of synthetic runner records. */
+  realStatusLaunch: boolean;
+}
+
+/** Run the local benchmarks; `report` is called with each result as soon as it is known. */
+export function runLocal(opts: LocalOptions, report: (r: Result) => void): Result[] {
+  const all: Result[] = [];
+  const steps: Record<LocalBenchmark, { title: string; fn: () => Result[] }> = {
+    launch: { title: 'launch 2000 × /bin/true', fn: () => benchLaunch(opts.repeat) },
+    version: { title: 'drover --version', fn: () => benchVersion(opts.repeat) },
+    status: {
+      title: 'drover status on 100,000 tasks',
+      fn: () => benchStatus(opts.repeat, opts.realStatusLaunch),
+    },
+    prelaunch: { title: 'prelaunch 100,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
+  };
+  for (const name of LOCAL_BENCHMARKS) {
+    if (!opts.only.has(name)) continue;
+    let results: Result[];
+    try {
+      results = steps[name].fn();
+    } catch (err) {
+      if (!(err instanceof BenchError)) throw err;
+      results = [notRun(`local.${name}`, steps[name].title, 'FAILED', err.message)];
+    }
+    for (const r of results) {
+      report(r);
+      all.push(r);
+    }
+  }
+  return all;
+}

@@ -1,0 +1,215 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, from dist/bench/ (compiled) two levels up. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The `drover` entry script of this checkout. */
+export const DROVER_BIN = path.join(REPO_ROOT, 'bin', 'drover.cjs');
+/** The Node that runs the benchmark also runs drover and the `node -e` references. */
+export const NODE = process.execPath;
+
+/** One timed process run. */
+export interface Run {
+  ms: number;
+  /**
+   * CPU time (user + system) of the process and every descendant it waited for, ms (Linux; NaN elsewhere).
+   * Much steadier than wall time on a busy machine: it is what the work costs, not how long it waited for a core.
+   */
+  cpuMs: number;
+  status: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A failed run or a failed check: the benchmark's figure cannot be trusted. */
+export class BenchError extends Error {}
+
+let clockTicks: number | undefined;
+
+/** CPU time of this process's waited-for children so far (cutime + cstime of /proc/self/stat), ms. */
+function childrenCpuMs(): number {
+  try {
+    if (clockTicks === undefined) {
+      const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+      clockTicks = Number(r.stdout) > 0 ? Number(r.stdout) : 100;
+    }
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name's closing parenthesis start at field 3; cutime is 16, cstime 17.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[13]) + Number(f[14])) * 1000) / clockTicks;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Options of `run`: `timeoutMs` (default 10 minutes) turns a hung command into a BenchError. */
+export interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** A command that runs longer than this is taken as hung: SIGKILLed and reported. */
+export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Run a command to completion and time it (wall clock, spawn to exit; and CPU time of its process tree). */
+export function run(cmd: string, args: readonly string[], opts: RunOptions = {}): Run {
+  const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const cpu0 = childrenCpuMs();
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 512 * 1024 * 1024,
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    timeout,
+    killSignal: 'SIGKILL',
+    ...(opts.input === undefined ? {} : { input: opts.input }),
+  });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const cpuMs = childrenCpuMs() - cpu0;
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
+    const what = [cmd, ...args.slice(0, 3)].join(' ');
+    throw new BenchError(`${what} ... did not end in ${timeout / 1000} s (hung?): killed`);
+  }
+  if (r.error) throw new BenchError(`could not run ${cmd}: ${r.error.message}`);
+  return { ms, cpuMs, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Like `run`, but a non-zero exit is a BenchError naming the command and the end of its stderr. */
+export function runOk(label: string, cmd: string, args: readonly string[], opts: RunOptions = {}): Run {
+  const r = run(cmd, args, opts);
+  if (r.status !== 0) {
+    const tail = r.stderr.trim().split('\n').slice(-3).join(' | ');
+    throw new BenchError(`${label} exited ${r.status ?? r.signal}: ${tail}`);
+  }
+  return r;
+}
+
+let configHome: string | undefined;
+
+/**
+ * The environment drover runs with: the user's, minus DROVER_DIR (so `.drover/` is in the temp cwd), with an
+ * empty XDG_CONFIG_HOME so a global drover config of the person running the benchmark changes nothing.
+ */
+export function droverEnv(): NodeJS.ProcessEnv {
+  if (configHome === undefined) configHome = tempDir('config');
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: configHome };
+  delete env.DROVER_DIR;
+  return env;
+}
+
+/** Run `drover ARGS` in `cwd`; a non-zero exit is a BenchError. */
+export function drover(args: readonly string[], cwd: string, timeoutMs?: number): Run {
+  return runOk(`drover ${args.slice(0, 2).join(' ')}`, NODE, [DROVER_BIN, ...args], {
+    cwd,
+    env: droverEnv(),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  });
+}
+
+const made: string[] = [];
+
+/** A fresh empty folder under the system temp folder, removed by `cleanupTemp` at the latest. */
+export function tempDir(name: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `drover-bench-${name}-`));
+  made.push(dir);
+  return dir;
+}
+
+/** Remove a folder made by `tempDir` now (benchmarks make thousands of log files per run). */
+export function removeDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Remove every folder `tempDir` made. */
+export function cleanupTemp(): void {
+  for (const dir of made) removeDir(dir);
+  made.length = 0;
+}
+
+/** The path of an executable on PATH, or undefined. */
+export function which(cmd: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, cmd);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      if (fs.statSync(p).isFile()) return p;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The newest modification time (ms) of the files under `dir`, or 0 when there are none. */
+function newestMtime(dir: string): number {
+  let newest = 0;
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * A warning when the built drover looks older than its sources (the benchmark would measure old code), or
+ * undefined. `npm run bench` builds first; `node dist/bench/run.js` alone does not.
+ */
+export function staleBuildWarning(): string | undefined {
+  const compiled = newestMtime(path.join(REPO_ROOT, 'dist', 'src'));
+  if (compiled === 0) return 'drover is not built: run npm run build (npm run bench does)';
+  const bundle = path.join(REPO_ROOT, 'dist', 'drover.mjs');
+  const built = fs.existsSync(bundle) ? Math.min(compiled, fs.statSync(bundle).mtimeMs) : compiled;
+  if (newestMtime(path.join(REPO_ROOT, 'src')) > built)
+    return 'the build is older than src/: run npm run build first (npm run bench does), or this measures old code';
+  return undefined;
+}
+
+/** The median of some samples (mean of the two middle ones for an even count). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** `items` rotated left by `i`: the order of the sides in repetition i, so no side always runs first. */
+export function rotated<T>(items: readonly T[], i: number): T[] {
+  const k = items.length === 0 ? 0 : i % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/** A duration for people: `48.3 ms`, `7.52 s`. */
+export function fmtMs(ms: number): string {
+  if (!Number.isFinite(ms)) return '-';
+  return ms < 1000 ? `${ms.toFixed(1)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** A ratio for people: `2.47×`. */
+export function fmtRatio(r: number | undefined): string {
+  return r === undefined || !Number.isFinite(r) ? '-' : `${r.toFixed(2)}×`;
+}
+
+/** 1..n as strings. */
+export function range(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => String(i + 1));
+}
+
+/** Progress for the person running the benchmark (stderr, so stdout is the results only). */
+export function progress(msg: string): void {
+  process.stderr.write(`  · ${msg}\n`);
+}
