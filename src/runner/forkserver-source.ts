@@ -96,7 +96,8 @@ sub read_input {
 # always seen before the stopped task's slot is given to the next queued task.
 while (1) {
   my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
-  my $n = select(my $rout = $rin, undef, undef, $eof ? 1 : undef);
+  # A bounded wait: a SIGCHLD that lands just before select is then seen within a second at worst.
+  my $n = select(my $rout = $rin, undef, undef, 1);
   if ($n > 0) {
     if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }
     if (!$eof && vec($rout, fileno(STDIN), 1)) { read_input(); }

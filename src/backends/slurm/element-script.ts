@@ -12,13 +12,9 @@ import { shellQuote } from '../cluster/wrapper.js';
  * `drover runner` instead.
  */
 
-/**
- * Can the element runner run this launch's elements? Give the launch's tasks; given a number of tasks per
- * element instead (the first form, still used by the Grid Engine backend), only one-task elements qualify.
- */
-export function elementRunnerFits(settings: RunSettings, tasks: readonly GroupTask[] | number): boolean {
+/** Can the element runner run these tasks of a launch? Not with retries, per-task time limits or task variables. */
+export function elementRunnerFits(settings: RunSettings, tasks: readonly GroupTask[]): boolean {
   if (settings.retries !== 0 || settings.taskTimeout !== undefined) return false;
-  if (typeof tasks === 'number') return tasks <= 1;
   return !tasks.some((t) => t.env && Object.keys(t.env).length > 0);
 }
 
@@ -46,23 +42,15 @@ function tableLine(t: GroupTask): string {
 }
 
 /**
- * The task table the element runner reads, one task per line, words ANSI-C quoted, so that the line of a group
- * is found by its number alone. Tasks by group key (a map, or one task per element: the key is the task id):
- * line K holds the task of key K, other lines are empty. Packed: the tasks in launch order, so group K is lines
- * (K-1)*N+1 to K*N.
+ * The task table the element runner reads, one task per line, words ANSI-C quoted, so that a group's lines are
+ * found by their numbers alone. One task per element: line K holds task K (the group key is the task id; lines
+ * of tasks not in the launch are empty). Packed: the tasks in launch order, so group K is lines (K-1)*N+1 to K*N.
  */
-export function elementTable(
-  tasks: ReadonlyMap<number, GroupTask> | readonly GroupTask[],
-  tasksPerNode = 1,
-): string {
-  if (!(tasks instanceof Map) && tasksPerNode > 1) {
-    return `${(tasks as readonly GroupTask[]).map(tableLine).join('\n')}\n`;
-  }
-  const byKey: [number, GroupTask][] =
-    tasks instanceof Map ? [...tasks] : (tasks as readonly GroupTask[]).map((t) => [t.id, t]);
-  const max = Math.max(0, ...byKey.map(([k]) => k));
+export function elementTable(tasks: readonly GroupTask[], tasksPerNode: number): string {
+  if (tasksPerNode > 1) return `${tasks.map(tableLine).join('\n')}\n`;
+  const max = Math.max(0, ...tasks.map((t) => t.id));
   const lines: string[] = new Array(max).fill('');
-  for (const [k, t] of byKey) lines[k - 1] = tableLine(t);
+  for (const t of tasks) lines[t.id - 1] = tableLine(t);
   return `${lines.join('\n')}\n`;
 }
 
@@ -70,18 +58,12 @@ export function elementTable(
 export interface ElementScriptSpec {
   settings: RunSettings;
   tableFile: string;
-  /** Tasks per element, as the table was written (default 1). */
-  tasksPerNode?: number;
-  /** Without per-slot GPUs (gpusPerTask), record the element's CUDA_VISIBLE_DEVICES as each attempt's GPUs. */
-  gpus?: boolean;
+  /** Tasks per element, as the table was written. */
+  tasksPerNode: number;
   /** `drover runner`, for bash older than 5.1 (no `wait -n -p`). */
   node: string;
   bin: string;
 }
-
-/** With `gpus` and no per-slot GPUs: the one slot's GPUs are the element's. */
-const ELEMENT_GPUS =
-  'if ((k == 0)) && [[ -v CUDA_VISIBLE_DEVICES && -n $CUDA_VISIBLE_DEVICES ]]; then slot_gpus=("$CUDA_VISIBLE_DEVICES"); fi';
 
 /** JSON text of a string without its closing quote: the prefix of a JSON string the script completes. */
 function jsonPrefix(s: string): string {
@@ -97,7 +79,7 @@ export function elementScript(spec: ElementScriptSpec): string {
   const s = spec.settings;
   const q = shellQuote;
   const env = Object.entries(s.env ?? {}).map(([k, v]) => `export ${k}=${q(v)}`);
-  const per = Math.max(1, spec.tasksPerNode ?? 1);
+  const per = Math.max(1, spec.tasksPerNode);
   return `#!/bin/bash
 # Written by drover: runs the tasks of one array element and records their attempts like drover's runner.
 set -u
@@ -144,7 +126,6 @@ if ((k > 0)); then
     slot_gpus[i]=\${g// /,}
   done
 fi
-${spec.gpus ? ELEMENT_GPUS : ''}
 free=()
 for ((i = slots - 1; i >= 0; i--)); do free+=("$i"); done
 
@@ -194,7 +175,7 @@ start_task() { # LINE
   unset 'free[-1]'
   export DROVER_TASK_ID=$id DROVER_ATTEMPT=$attempt DROVER_SLOT=$slot
   if [[ -n \${slot_gpus[slot]:-} ]]; then
-    ((k > 0)) && export CUDA_VISIBLE_DEVICES=\${slot_gpus[slot]}
+    export CUDA_VISIBLE_DEVICES=\${slot_gpus[slot]}
     gpus="\\"\${slot_gpus[slot]}\\""
   fi
   # Job control on just for the start: the task gets its own process group and ignores no signals.
@@ -292,7 +273,9 @@ while :; do
 done
 [[ -n $timer ]] && kill "$timer" 2>/dev/null
 ((\${#killers[@]} > 0)) && kill "\${killers[@]}" 2>/dev/null
-rec "{\\"type\\":\\"runner-end\\",\\"at\\":\${EPOCHREALTIME/,/.},\\"reason\\":\\"$([[ -n $cancel_all ]] && echo cancelled || echo done)\\"}"
+end_reason=done
+[[ -n $cancel_all ]] && end_reason=cancelled
+rec "{\\"type\\":\\"runner-end\\",\\"at\\":\${EPOCHREALTIME/,/.},\\"reason\\":\\"$end_reason\\"}"
 [[ -n $all_ok ]]
 `;
 }

@@ -59,11 +59,11 @@ function setup(t: { after(fn: () => void): void }): Env {
   };
   fs.writeFileSync(launchFile, JSON.stringify(file));
   const tableFile = path.join(dir, 'slurm-tasks.txt');
-  fs.writeFileSync(tableFile, elementTable(groups));
+  fs.writeFileSync(tableFile, elementTable([...groups.values()], 1));
   const script = path.join(dir, 'slurm-element.sh');
   fs.writeFileSync(
     script,
-    elementScript({ settings, tableFile, node: process.execPath, bin: droverBin, gpus: false }),
+    elementScript({ settings, tableFile, tasksPerNode: 1, node: process.execPath, bin: droverBin }),
   );
   return { dir, settings, launchFile, script };
 }
