@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
-import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
+import { getJob, jobNotFound, listJobs, taskJson } from '../ledger/jobs.js';
 import { listTasks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
 import { validateJobname } from '../sweep/index.js';
@@ -58,16 +58,7 @@ function list(opts: ListOptions): void {
       ...(ids ? { ids } : {}),
       ...(states ? { states } : {}),
     })) {
-      rows.push({
-        ...(opts.jobname === undefined ? { jobname: job.name } : {}),
-        task: t.id,
-        command: t.command,
-        tag: t.tag,
-        state: t.state,
-        exit_code: t.exit_code,
-        attempts: t.attempts,
-        launch: t.last_launch_id === null ? null : String(t.last_launch_id),
-      });
+      rows.push({ ...(opts.jobname === undefined ? { jobname: job.name } : {}), ...taskJson(t) });
     }
   }
   if (opts.json) {

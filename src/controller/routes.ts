@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { cancelPoolTasks } from '../backends/pool/backend.js';
+import { refresh } from '../backends/refresh.js';
 import { jobStatus } from '../cli/status.js';
 import { recordHistory } from '../ledger/history.js';
-import { getJob } from '../ledger/jobs.js';
+import { getJob, taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { launchCounts, listTasks } from '../ledger/queries.js';
 import type {
@@ -116,16 +117,8 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
   );
   app.get<{ Params: { name: string } }>(`${p}/jobs/:name/tasks`, { config: user }, async (req, reply) => {
     const job = getJob(ctx.ledger, req.params.name);
-    jobStatus({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
-    const rows = listTasks(ctx.ledger, job.id).map((t) => ({
-      task: t.id,
-      command: t.command,
-      tag: t.tag,
-      state: t.state,
-      exit_code: t.exit_code,
-      attempts: t.attempts,
-      launch: t.last_launch_id === null ? null : String(t.last_launch_id),
-    }));
+    refresh(ctx.ledger, job.id);
+    const rows = listTasks(ctx.ledger, job.id).map(taskJson);
     return reply.type('application/json').send(JSON.stringify(rows));
   });
   app.post<{ Params: { name: string }; Body: CancelRequest }>(

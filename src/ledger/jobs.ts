@@ -96,3 +96,16 @@ export function syncJobTasks(
 export function listJobs(ledger: Ledger): JobRow[] {
   return ledger.stmt('SELECT * FROM jobs ORDER BY id').all() as JobRow[];
 }
+
+/** A task as the scripting contract shows it (`drover list --json`, the server's task list). */
+export function taskJson(t: TaskRow) {
+  return {
+    task: t.id,
+    command: t.command,
+    tag: t.tag,
+    state: t.state,
+    exit_code: t.exit_code,
+    attempts: t.attempts,
+    launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+  };
+}
