@@ -10,8 +10,9 @@
  * - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
  * - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
  * - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
- * Reports out, one line each: `S id pid slot` (started; pid is also its process group id), `E id status` (ended:
- * the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started).
+ * Reports out, one line each: `S id pid slot time` (started; pid is also its process group id), `E id status time`
+ * (ended: the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started); times
+ * are Unix seconds with milliseconds, so records say when things happened, not when the runner heard of them.
  *
  * Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
  * program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
@@ -19,7 +20,7 @@
  * tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after 5 s).
  */
 export const FORKSERVER_PERL = String.raw`
-use strict; use warnings; use POSIX ();
+use strict; use warnings; use POSIX (); use Time::HiRes ();
 $| = 1;
 $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 'IGNORE';
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
@@ -34,7 +35,7 @@ sub reap {
     my $id = delete $task_of{$pid};
     next unless defined $id;
     push @free, delete $slot_of{$pid};
-    print "E\t$id\t$?\n";
+    printf "E\t%s\t%d\t%.3f\n", $id, $?, Time::HiRes::time();
   }
 }
 sub launch {
@@ -63,7 +64,7 @@ sub launch {
     }
     $task_of{$pid} = $id;
     $slot_of{$pid} = $slot;
-    print "S\t$id\t$pid\t$slot\n";
+    printf "S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, Time::HiRes::time();
   }
 }
 sub handle {

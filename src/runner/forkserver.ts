@@ -2,16 +2,47 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { FORKSERVER_PERL } from './forkserver-source.js';
 import type { Slot } from './slots.js';
-import { type Execution, type Executor, type ProcessExit, slotEnv, type TaskRequest } from './spawner.js';
+import {
+  type Execution,
+  type Executor,
+  type ProcessExit,
+  type ProcessStart,
+  slotEnv,
+  type TaskRequest,
+} from './spawner.js';
+import { SPAWNSERVER_PYTHON } from './spawnserver-source.js';
 
 /** True when a Perl interpreter is on PATH (it is on every Debian/Ubuntu; most clusters have one). */
 export function perlAvailable(): boolean {
   return spawnSync('perl', ['-e', 'exit 0'], { stdio: 'ignore' }).status === 0;
 }
 
+/** The interpreters a fork server can run in, fastest first. */
+export type ServerKind = 'python' | 'perl';
+
+/** Python 3.8+ with os.posix_spawn: the system's first (a PATH shim such as pyenv's costs ~100 ms a start). */
+const PYTHON_CANDIDATES = ['/usr/bin/python3', '/usr/local/bin/python3', 'python3'];
+const PYTHON_CHECK =
+  'import os,sys; sys.exit(0 if sys.version_info >= (3, 8) and hasattr(os, "posix_spawn") else 3)';
+let pythonFound: string | null | undefined;
+
+/** A Python that can run the spawn server (spawnserver-source.ts), or null; looked for once per process. */
+export function findPython(): string | null {
+  if (pythonFound !== undefined) return pythonFound;
+  pythonFound = null;
+  for (const candidate of PYTHON_CANDIDATES) {
+    const r = spawnSync(candidate, ['-I', '-S', '-c', PYTHON_CHECK], { stdio: 'ignore' });
+    if (r.status === 0) {
+      pythonFound = candidate;
+      break;
+    }
+  }
+  return pythonFound;
+}
+
 interface Pending {
   started: boolean;
-  resolveStarted(v: { pid: number; slot: number } | null): void;
+  resolveStarted(v: ProcessStart | null): void;
   resolveExit(v: ProcessExit | null): void;
 }
 
@@ -20,8 +51,9 @@ const SIGNAL_NAMES = Object.fromEntries(
 ) as Record<number, NodeJS.Signals>;
 
 /**
- * Starts task processes through the Perl fork server (forkserver-source.ts), which holds the queue and the
- * slots: the runner's main thread only writes one message and reads two short lines per task.
+ * Starts task processes through a fork server, which holds the queue and the slots: the runner's main thread
+ * only writes one message and reads two short lines per task. The server is the Python one (posix_spawn,
+ * spawnserver-source.ts) or the Perl one (fork, forkserver-source.ts); both speak the same protocol.
  */
 export class ForkServer implements Executor {
   private readonly child: ChildProcess;
@@ -29,9 +61,17 @@ export class ForkServer implements Executor {
   private readonly ids = new WeakMap<Execution, number>();
   private nextId = 1;
   private rest = '';
+  private readonly outgoing: Buffer[] = [];
+  private closed = false;
 
-  constructor(slots: readonly Slot[], baseEnv: NodeJS.ProcessEnv, cwd: string) {
-    this.child = spawn('perl', ['-e', FORKSERVER_PERL], { stdio: ['pipe', 'pipe', 'inherit'], cwd });
+  constructor(
+    slots: readonly Slot[],
+    baseEnv: NodeJS.ProcessEnv,
+    cwd: string,
+    server: { kind: ServerKind; interpreter: string } = { kind: 'perl', interpreter: 'perl' },
+  ) {
+    const args = server.kind === 'python' ? ['-I', '-S', '-c', SPAWNSERVER_PYTHON] : ['-e', FORKSERVER_PERL];
+    this.child = spawn(server.interpreter, args, { stdio: ['pipe', 'pipe', 'inherit'], cwd });
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => this.onData(chunk));
     this.child.on('exit', () => {
@@ -81,19 +121,30 @@ export class ForkServer implements Executor {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
     this.child.stdin!.end();
   }
 
+  /** Queue a message; the messages of one turn of the event loop go out in one write. */
   private send(fields: string[]): void {
     const payload = Buffer.from(`${fields.join('\0')}\0`);
-    this.child.stdin!.write(Buffer.concat([Buffer.from(`${payload.length}\n`), payload]));
+    this.outgoing.push(Buffer.from(`${payload.length}\n`), payload);
+    if (this.outgoing.length === 2) process.nextTick(() => this.flush());
+  }
+
+  private flush(): void {
+    if (this.outgoing.length === 0 || this.closed) return;
+    this.child.stdin!.write(Buffer.concat(this.outgoing));
+    this.outgoing.length = 0;
   }
 
   private onData(chunk: string): void {
     this.rest += chunk;
     let nl = this.rest.indexOf('\n');
     while (nl >= 0) {
-      const [kind, idText, a, b] = this.rest.slice(0, nl).split('\t');
+      const [kind, idText, a, b, c] = this.rest.slice(0, nl).split('\t');
       this.rest = this.rest.slice(nl + 1);
       nl = this.rest.indexOf('\n');
       const id = Number(idText);
@@ -101,15 +152,15 @@ export class ForkServer implements Executor {
       if (!p) continue;
       if (kind === 'S') {
         p.started = true;
-        p.resolveStarted(Number(a) > 0 ? { pid: Number(a), slot: Number(b) } : null);
+        p.resolveStarted(Number(a) > 0 ? { pid: Number(a), slot: Number(b), ...stamp(c) } : null);
       } else if (kind === 'E') {
         this.pending.delete(id);
         const status = Number(a);
         const sig = status & 0x7f;
         p.resolveExit(
           sig === 0
-            ? { exitCode: status >> 8, signal: null }
-            : { exitCode: null, signal: SIGNAL_NAMES[sig] ?? 'SIGKILL' },
+            ? { exitCode: status >> 8, signal: null, ...stamp(b) }
+            : { exitCode: null, signal: SIGNAL_NAMES[sig] ?? 'SIGKILL', ...stamp(b) },
         );
       } else if (kind === 'X') {
         this.pending.delete(id);
@@ -118,6 +169,12 @@ export class ForkServer implements Executor {
       }
     }
   }
+}
+
+/** The server's time of a report, when it sent one. */
+function stamp(field: string | undefined): { at?: number } {
+  const at = Number(field);
+  return field && Number.isFinite(at) ? { at } : {};
 }
 
 function envPairs(env: NodeJS.ProcessEnv | Record<string, string>): string[] {

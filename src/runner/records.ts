@@ -68,17 +68,29 @@ export interface RunnerEndRecord {
 
 export type AttemptRecord = RunnerRecord | StartRecord | EndRecord | SkipRecord | RunnerEndRecord;
 
-/** Appends records to a file with one write per call, so a SIGKILL loses nothing already written. */
+/**
+ * Appends records to a file. The records of one turn of the event loop go out in one write at its end (before
+ * the runner waits for anything again), so a SIGKILL loses only what happened in the turn it interrupts.
+ */
 export class RecordWriter {
   private readonly fd: number;
+  private pending = '';
   constructor(readonly file: string) {
     this.fd = fs.openSync(file, 'a');
   }
   /** Append one record as one line. */
   write(record: AttemptRecord): void {
-    fs.writeSync(this.fd, `${JSON.stringify(record)}\n`);
+    if (this.pending === '') process.nextTick(() => this.flush());
+    this.pending += `${JSON.stringify(record)}\n`;
+  }
+  /** Write what is pending now. */
+  flush(): void {
+    if (this.pending === '') return;
+    fs.writeSync(this.fd, this.pending);
+    this.pending = '';
   }
   close(): void {
+    this.flush();
     fs.closeSync(this.fd);
   }
 }

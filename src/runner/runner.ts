@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { TerminalState } from '../ledger/states.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
-import { ForkServer, perlAvailable } from './forkserver.js';
+import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { processStartTime, shortHostname } from './proc.js';
 import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
@@ -56,7 +56,7 @@ interface InFlight extends Queued {
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
-const LOOKAHEAD_PER_SLOT = 2;
+const LOOKAHEAD_PER_SLOT = 32;
 
 /**
  * Runs a group of tasks with N slots: each task in its own process group with its own log files and
@@ -272,7 +272,7 @@ export class Runner {
         type: 'start',
         task: task.id,
         attempt,
-        at: nowSec(),
+        at: s.at ?? nowSec(),
         pid: s.pid,
         slot: s.slot,
         gpus: gpus.length > 0 ? gpus.join(',') : null,
@@ -323,7 +323,7 @@ export class Runner {
         type: 'end',
         task: task.id,
         attempt,
-        at: nowSec(),
+        at: exit.at ?? nowSec(),
         state,
         exit_code: exit.exitCode,
         signal: exit.signal,
@@ -381,8 +381,8 @@ export class Runner {
 }
 
 /**
- * The Perl fork server when Perl is there (fast: see forkserver-source.ts), else Node's spawn.
- * DROVER_SPAWNER=node|perl forces one.
+ * The fastest way to start tasks that this machine has: the Python spawn server (posix_spawn, Python 3.8+),
+ * else the Perl fork server, else Node's spawn. DROVER_SPAWNER=python|perl|node forces one.
  */
 export function chooseExecutor(
   slots: readonly Slot[],
@@ -391,6 +391,11 @@ export function chooseExecutor(
   wanted: string | undefined,
 ): Executor {
   if (wanted === 'node') return new NodeExecutor(slots, baseEnv);
+  if (wanted !== 'perl') {
+    const python = findPython();
+    if (python) return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python });
+    if (wanted === 'python') throw new Error('DROVER_SPAWNER=python: no Python 3.8 or later found');
+  }
   if (wanted === 'perl' || perlAvailable()) return new ForkServer(slots, baseEnv, cwd);
   return new NodeExecutor(slots, baseEnv);
 }

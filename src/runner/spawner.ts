@@ -5,7 +5,8 @@ import type { Slot } from './slots.js';
 /**
  * Executors start task processes in slots. The runner submits tasks ahead of free slots; the executor starts
  * each, in submission order, the moment a slot is free, so no round trip through the runner sits between one
- * task's end and the next one's start. Two implementations: the Perl fork server (fast) and Node's spawn.
+ * task's end and the next one's start. Implementations: a fork server in Python or Perl (forkserver.ts), and
+ * Node's spawn.
  */
 
 /** What it takes to start one task process. */
@@ -23,12 +24,21 @@ export interface TaskRequest {
 export interface ProcessExit {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
+  /** When it ended (Unix seconds), as seen by the executor; the runner's clock when absent. */
+  at?: number;
+}
+
+/** Where and when a task started: its pid (also its process group id), its slot, and the time (Unix seconds). */
+export interface ProcessStart {
+  pid: number;
+  slot: number;
+  at?: number;
 }
 
 /** A submitted task: when and where it started, and how it ended. */
 export interface Execution {
   /** Its pid (also its process group id) and slot once started; null if withdrawn or never started. */
-  started: Promise<{ pid: number; slot: number } | null>;
+  started: Promise<ProcessStart | null>;
   /** How it ended; null if it was withdrawn before starting. */
   exited: Promise<ProcessExit | null>;
 }
@@ -52,14 +62,14 @@ export function slotEnv(slot: Slot): Record<string, string> {
 interface Queued {
   req: TaskRequest;
   e: Execution;
-  resolveStarted(v: { pid: number; slot: number } | null): void;
+  resolveStarted(v: ProcessStart | null): void;
   resolveExit(v: ProcessExit | null): void;
 }
 
 /**
  * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
  * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
- * the reason in its stderr log. Used when Perl is not available (or DROVER_SPAWNER=node).
+ * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
  */
 export class NodeExecutor implements Executor {
   private readonly queue: Queued[] = [];
@@ -101,10 +111,33 @@ export class NodeExecutor implements Executor {
     while (this.free.length > 0 && this.queue.length > 0) this.start(this.queue.shift()!, this.free.pop()!);
   }
 
+  /** Its log files cannot be opened: it ends 126 without running, as with the fork servers. */
+  private cannotLog(q: Queued, slot: Slot): void {
+    q.resolveStarted(null);
+    this.free.push(slot);
+    queueMicrotask(() => {
+      q.resolveExit({ exitCode: 126, signal: null });
+      this.pump();
+    });
+  }
+
   private start(q: Queued, slot: Slot): void {
     const { req } = q;
-    const out = fs.openSync(req.out, 'w');
-    const err = fs.openSync(req.err, 'w');
+    let out: number;
+    let err: number;
+    try {
+      out = fs.openSync(req.out, 'w');
+    } catch {
+      this.cannotLog(q, slot);
+      return;
+    }
+    try {
+      err = fs.openSync(req.err, 'w');
+    } catch {
+      fs.closeSync(out);
+      this.cannotLog(q, slot);
+      return;
+    }
     try {
       const child = spawn(req.argv[0]!, req.argv.slice(1), {
         cwd: req.cwd,
