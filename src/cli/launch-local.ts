@@ -3,6 +3,7 @@ import type { LaunchRequest } from '../backends/backend.js';
 import { runDetached, runForeground } from '../backends/local/submit.js';
 import { refresh } from '../backends/refresh.js';
 import { DroverError } from '../errors.js';
+import { ingestLaunch } from '../ledger/ingest.js';
 import type { JobRow } from '../ledger/jobs.js';
 import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
 import { launchCounts } from '../ledger/queries.js';
@@ -11,6 +12,9 @@ import type { LaunchOptions } from './launch.js';
 import { note, printJson } from './output.js';
 import { printLaunchSummary } from './summary.js';
 import type { Workspace } from './workspace.js';
+
+/** How often a foreground launch moves its runner's records into the ledger. */
+const INGEST_EVERY_MS = 500;
 
 /** A launch made and recorded, ready for its backend. */
 export interface PreparedLaunch {
@@ -63,12 +67,23 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
     return 0;
   }
   let result: Awaited<ReturnType<typeof runForeground>>;
+  // Records go into the ledger while tasks run, not all at the end: `drover status` elsewhere stays current
+  // and cheap, and the work overlaps the tasks instead of adding to the launch's time.
+  const ingest = setInterval(() => {
+    try {
+      ingestLaunch(ws.ledger, launch);
+    } catch {
+      // The ledger is busy; the ingest after the run gets these records.
+    }
+  }, INGEST_EVERY_MS);
   try {
     result = await runForeground(ws.ledger, group, { progress: !opts.quiet && !opts.json });
   } catch (err) {
     throw err instanceof DroverError
       ? err
       : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err });
+  } finally {
+    clearInterval(ingest);
   }
   refresh(ws.ledger, job.id);
   const counts = launchCounts(ws.ledger, launch.id);
