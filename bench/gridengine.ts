@@ -2,18 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkAllSucceeded } from './local/check.js';
 import { compare, notRun, type Result, side } from './result.js';
-import {
-  BenchError,
-  drover,
-  fmtMs,
-  progress,
-  range,
-  removeDir,
-  rotated,
-  run,
-  runOk,
-  tempDir,
-} from './util.js';
+import { BenchError, drover, fmtMs, progress, range, run, runOk, runSides } from './util.js';
 
 /**
  * Grid Engine mode: 500 short tasks (`/bin/true N`) on the real cluster, three ways, interleaved — drover with
@@ -104,27 +93,17 @@ export function runGridEngine(repeat: number): Result[] {
   }
   const samples: Record<SideName, number[]> = { 'one-per-task': [], packed: [], qsub: [] };
   try {
-    for (let i = 0; i < repeat; i++) {
-      for (const s of rotated(SIDES, i)) {
-        const dir = tempDir('gridengine');
-        try {
-          if (s !== 'qsub') {
-            drover(
-              ['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(N), '+q'],
-              dir,
-            );
-          }
-          const ms =
-            s === 'qsub'
-              ? qsubSide(dir)
-              : droverSide(dir, s === 'packed' ? ['--tasks-per-node', String(PACK)] : []);
-          samples[s].push(ms);
-          progress(`gridengine ${i + 1}/${repeat} ${s}: ${fmtMs(ms)}`);
-        } finally {
-          removeDir(dir);
-        }
+    runSides(SIDES, repeat, 'gridengine', (s, dir, i) => {
+      if (s !== 'qsub') {
+        drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(N), '+q'], dir);
       }
-    }
+      const ms =
+        s === 'qsub'
+          ? qsubSide(dir)
+          : droverSide(dir, s === 'packed' ? ['--tasks-per-node', String(PACK)] : []);
+      samples[s].push(ms);
+      progress(`gridengine ${i + 1}/${repeat} ${s}: ${fmtMs(ms)}`);
+    });
   } catch (err) {
     if (!(err instanceof BenchError)) throw err;
     return [

@@ -2,18 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkAllSucceeded } from './local/check.js';
 import { compare, notRun, type Result, side } from './result.js';
-import {
-  BenchError,
-  drover,
-  fmtMs,
-  progress,
-  range,
-  removeDir,
-  rotated,
-  run,
-  runOk,
-  tempDir,
-} from './util.js';
+import { BenchError, drover, fmtMs, progress, range, run, runOk, runSides } from './util.js';
 
 /**
  * Slurm mode: 1000 short tasks (`/bin/true N`) on the real test cluster, three ways, interleaved — drover with
@@ -108,28 +97,18 @@ export function runSlurm(repeat: number): Result[] {
   }
   const samples: Record<SideName, number[]> = { 'one-per-task': [], packed: [], sbatch: [] };
   try {
-    for (let i = 0; i < repeat; i++) {
-      for (const s of rotated(SIDES, i)) {
-        const dir = tempDir('slurm');
-        try {
-          if (s !== 'sbatch') {
-            drover(
-              ['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(N), '+q'],
-              dir,
-            );
-          }
-          waitQuiet();
-          const ms =
-            s === 'sbatch'
-              ? sbatchSide(dir)
-              : droverSide(dir, s === 'packed' ? ['--tasks-per-node', String(PACK)] : []);
-          samples[s].push(ms);
-          progress(`slurm ${i + 1}/${repeat} ${s}: ${fmtMs(ms)}`);
-        } finally {
-          removeDir(dir);
-        }
+    runSides(SIDES, repeat, 'slurm', (s, dir, i) => {
+      if (s !== 'sbatch') {
+        drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(N), '+q'], dir);
       }
-    }
+      waitQuiet();
+      const ms =
+        s === 'sbatch'
+          ? sbatchSide(dir)
+          : droverSide(dir, s === 'packed' ? ['--tasks-per-node', String(PACK)] : []);
+      samples[s].push(ms);
+      progress(`slurm ${i + 1}/${repeat} ${s}: ${fmtMs(ms)}`);
+    });
   } catch (err) {
     if (!(err instanceof BenchError)) throw err;
     return [
@@ -144,7 +123,7 @@ export function runSlurm(repeat: number): Result[] {
   ];
   const notes = [
     'timed: from the submitting command until every array of the run has left squeue (polled every 100 ms), plus drover status --json for drover; the prelaunch is not timed',
-    'one-per-element arrays run drover’s bash element runner; packed elements run drover’s runner (Node) with 1 slot each (the 1 CPU Slurm gives)',
+    'one-per-element arrays run drover’s bash element runner; packed elements run drover’s Python element runner (bash’s where the node has no Python 3.8), 1 task at a time (the 1 CPU Slurm gives each)',
     'each side starts once the cluster’s queue is empty; element output goes to one file per element on both sides',
   ];
   return [

@@ -187,6 +187,32 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/**
+ * Run each side `repeat` times, in an order rotated every repetition, each run in a fresh folder. The folders are
+ * removed only after the last run: on this machine's ext4 (mounted with `discard`), creating files is up to 20×
+ * slower for about ten seconds after thousands of files are deleted, so removing a run's logs right away would
+ * penalise whichever side runs next.
+ */
+export function runSides<S>(
+  sides: readonly S[],
+  repeat: number,
+  name: string,
+  fn: (side: S, dir: string, repetition: number) => void,
+): void {
+  const dirs: string[] = [];
+  try {
+    for (let i = 0; i < repeat; i++) {
+      for (const s of rotated(sides, i)) {
+        const dir = tempDir(name);
+        dirs.push(dir);
+        fn(s, dir, i);
+      }
+    }
+  } finally {
+    for (const dir of dirs) removeDir(dir);
+  }
+}
+
 /** `items` rotated left by `i`: the order of the sides in repetition i, so no side always runs first. */
 export function rotated<T>(items: readonly T[], i: number): T[] {
   const k = items.length === 0 ? 0 : i % items.length;

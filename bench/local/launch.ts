@@ -1,19 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { compare, notRun, type Result, side } from '../result.js';
-import {
-  BenchError,
-  drover,
-  fmtMs,
-  progress,
-  type Run,
-  range,
-  removeDir,
-  rotated,
-  runOk,
-  tempDir,
-  which,
-} from '../util.js';
+import { BenchError, drover, fmtMs, progress, type Run, range, runOk, runSides, which } from '../util.js';
 import { checkAllSucceeded } from './check.js';
 
 /** The xargs-with-logs task: what drover's runner does for each task, minus the records and the ledger. */
@@ -31,44 +19,32 @@ export function benchLaunch(repeat: number): Result[] {
     : (['drover', 'xargs', 'xargs-logs'] as const);
   const samples: Record<string, number[]> = { drover: [], xargs: [], 'xargs-logs': [], parallel: [] };
   const cpu: Record<string, number[]> = { drover: [], xargs: [], 'xargs-logs': [], parallel: [] };
-  // Run folders are removed only after the last run. On this machine's ext4 (mounted with `discard`), file
-  // creation is up to 20× slower for about ten seconds after thousands of files are deleted, so removing a
-  // run's 4000 log files right away penalises whichever side runs next.
-  const dirs: string[] = [];
-  try {
-    for (let i = 0; i < repeat; i++) {
-      for (const s of rotated(sides, i)) {
-        const dir = tempDir('launch');
-        dirs.push(dir);
-        let r: Run;
-        if (s === 'drover') {
-          drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...values, '+q'], dir);
-          r = drover(['launch', '--jobname', 'b', '--backend', 'local', '--max-tasks', '2', '-q'], dir);
-          checkAllSucceeded(drover(['status', 'b', '--json'], dir).stdout, 'b', n);
-        } else if (s === 'xargs') {
-          r = runOk('xargs', 'sh', ['-c', `seq ${n} | xargs -P2 -I{} sh -c '/bin/true {}'`], { cwd: dir });
-        } else if (s === 'xargs-logs') {
-          r = runOk(
-            'xargs (logs)',
-            'sh',
-            ['-c', `mkdir logs && seq ${n} | xargs -P2 -I{} sh -c '${WITH_LOGS}'`],
-            {
-              cwd: dir,
-            },
-          );
-          const files = fs.readdirSync(path.join(dir, 'logs')).length;
-          if (files !== 2 * n) throw new BenchError(`xargs with logs wrote ${files} log files, not ${2 * n}`);
-        } else {
-          r = runOk('parallel', parallelBin!, ['-j2', '/bin/true', ':::', ...values], { cwd: dir });
-        }
-        samples[s]!.push(r.ms);
-        cpu[s]!.push(r.cpuMs);
-        progress(`launch ${i + 1}/${repeat} ${s}: ${fmtMs(r.ms)} (cpu ${fmtMs(r.cpuMs)})`);
-      }
+  runSides(sides, repeat, 'launch', (s, dir, i) => {
+    let r: Run;
+    if (s === 'drover') {
+      drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...values, '+q'], dir);
+      r = drover(['launch', '--jobname', 'b', '--backend', 'local', '--max-tasks', '2', '-q'], dir);
+      checkAllSucceeded(drover(['status', 'b', '--json'], dir).stdout, 'b', n);
+    } else if (s === 'xargs') {
+      r = runOk('xargs', 'sh', ['-c', `seq ${n} | xargs -P2 -I{} sh -c '/bin/true {}'`], { cwd: dir });
+    } else if (s === 'xargs-logs') {
+      r = runOk(
+        'xargs (logs)',
+        'sh',
+        ['-c', `mkdir logs && seq ${n} | xargs -P2 -I{} sh -c '${WITH_LOGS}'`],
+        {
+          cwd: dir,
+        },
+      );
+      const files = fs.readdirSync(path.join(dir, 'logs')).length;
+      if (files !== 2 * n) throw new BenchError(`xargs with logs wrote ${files} log files, not ${2 * n}`);
+    } else {
+      r = runOk('parallel', parallelBin!, ['-j2', '/bin/true', ':::', ...values], { cwd: dir });
     }
-  } finally {
-    for (const dir of dirs) removeDir(dir);
-  }
+    samples[s]!.push(r.ms);
+    cpu[s]!.push(r.cpuMs);
+    progress(`launch ${i + 1}/${repeat} ${s}: ${fmtMs(r.ms)} (cpu ${fmtMs(r.cpuMs)})`);
+  });
   const d = side('drover launch --max-tasks 2 -q', samples.drover!, cpu.drover);
   const checks = [
     `after every drover run, 'drover status b --json' reported tasks ${n} and counts.succeeded ${n}`,

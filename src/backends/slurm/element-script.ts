@@ -63,6 +63,8 @@ export interface ElementScriptSpec {
   /** `drover runner`, for bash older than 5.1 (no `wait -n -p`). */
   node: string;
   bin: string;
+  /** The Python element runner (element-python.ts) for packed elements, used when the node has Python 3.8+. */
+  python?: string;
 }
 
 /** JSON text of a string without its closing quote: the prefix of a JSON string the script completes. */
@@ -80,10 +82,19 @@ export function elementScript(spec: ElementScriptSpec): string {
   const q = shellQuote;
   const env = Object.entries(s.env ?? {}).map(([k, v]) => `export ${k}=${q(v)}`);
   const per = Math.max(1, spec.tasksPerNode);
+  const python = spec.python
+    ? `# Packed: the Python element runner when the node has Python (DROVER_ELEMENT_RUNNER=bash: this one).
+if [[ \${DROVER_ELEMENT_RUNNER:-python} != bash ]]; then
+  for drover_py in /usr/bin/python3 /usr/local/bin/python3; do
+    [[ -x $drover_py ]] && exec "$drover_py" -I -S ${q(spec.python)} "\${4:?usage: runner LAUNCH_FILE --group KEY}"
+  done
+fi
+`
+    : '';
   return `#!/bin/bash
 # Written by drover: runs the tasks of one array element and records their attempts like drover's runner.
 set -u
-# The wrapper sources this file (one bash per element, not two), so errors return rather than exit.
+${python}# The wrapper sources this file (one bash per element, not two), so errors return rather than exit.
 if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
   ${q(spec.node)} ${q(spec.bin)} "$@"
   status=$?

@@ -9,6 +9,7 @@ import { planGroups, planSubmissions } from '../cluster/plan.js';
 import { wrapperScript } from '../cluster/wrapper.js';
 import { chooseAccounting, readClusterConfig } from './cluster-config.js';
 import { slurmAsync, slurmSync } from './commands.js';
+import { elementPython } from './element-python.js';
 import { elementRunnerFits, elementScript, elementTable } from './element-script.js';
 import { feasibilityWarnings } from './feasibility.js';
 import { elementOutPattern, type SlurmArray, type SlurmHandles } from './handles.js';
@@ -60,7 +61,12 @@ function writeLaunchFiles(
     const tasksPerNode = req.request.tasksPerNode;
     writeFileAtomic(tableFile, elementTable(tasks, tasksPerNode));
     const script = path.join(dir, 'slurm-element.sh');
-    writeFileAtomic(script, elementScript({ settings, tableFile, tasksPerNode, ...req.drover }));
+    let python: string | undefined;
+    if (tasksPerNode > 1) {
+      python = path.join(dir, 'slurm-element.py');
+      writeFileAtomic(python, elementPython({ settings, tableFile, tasksPerNode, bashScript: script }));
+    }
+    writeFileAtomic(script, elementScript({ settings, tableFile, tasksPerNode, ...req.drover, python }));
     runner = { node: 'source', bin: script }; // run by the wrapper's own bash: one bash per element
   }
   const wrapper = path.join(dir, 'slurm.sh');

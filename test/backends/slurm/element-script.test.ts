@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { elementPython } from '../../../src/backends/slurm/element-python.js';
 import { elementScript, elementTable } from '../../../src/backends/slurm/element-script.js';
 import type { GroupTask, LaunchFile, RunSettings } from '../../../src/runner/group.js';
 import { droverBin } from '../../helpers/drover.js';
@@ -170,23 +171,28 @@ function setupPacked(
   const tableFile = path.join(e.dir, 'packed-tasks.txt');
   fs.writeFileSync(tableFile, elementTable(tasks, commands.length));
   const script = path.join(e.dir, 'packed-element.sh');
+  const python = path.join(e.dir, 'packed-element.py');
+  const tasksPerNode = commands.length;
+  fs.writeFileSync(python, elementPython({ settings, tableFile, tasksPerNode, bashScript: script }));
   fs.writeFileSync(
     script,
-    elementScript({
-      settings,
-      tableFile,
-      tasksPerNode: commands.length,
-      node: process.execPath,
-      bin: droverBin,
-    }),
+    elementScript({ settings, tableFile, tasksPerNode, node: process.execPath, bin: droverBin, python }),
   );
   return { ...e, settings, script };
 }
 
-function runPacked(e: Env, env: NodeJS.ProcessEnv = {}): { exit: Promise<number | null>; pid: number } {
+/** The packed element runners: Python where the node has it (the default), bash otherwise. */
+const RUNNERS = ['python', 'bash'] as const;
+type ElementRunner = (typeof RUNNERS)[number];
+
+function runPacked(
+  e: Env,
+  runner: ElementRunner,
+  env: NodeJS.ProcessEnv = {},
+): { exit: Promise<number | null>; pid: number } {
   const child = spawn('/bin/bash', [e.script, 'runner', e.launchFile, '--group', '1'], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, DROVER_ELEMENT_RUNNER: runner, ...env },
   });
   let stderr = '';
   child.stderr!.on('data', (d) => {
@@ -211,70 +217,97 @@ async function until(what: string, probe: () => boolean, ms = 15_000): Promise<v
   }
 }
 
-test('packed: N slots at once, each with its own GPUs from the element’s, and a log per task', async (t) => {
-  const cmd = 'echo "$DROVER_TASK_ID $DROVER_SLOT $CUDA_VISIBLE_DEVICES"; sleep 0.4';
-  const e = setupPacked(t, Array(6).fill(cmd), { maxTasks: 3, gpusPerTask: 1 });
-  const t0 = Date.now();
-  assert.equal(await runPacked(e, { CUDA_VISIBLE_DEVICES: '4,5,6,7' }).exit, 0);
-  assert.ok(Date.now() - t0 < 6 * 400, 'the six tasks ran three at a time');
-  const rs = records(e, 1);
-  assert.equal(rs[0]!.slots, 3);
-  const starts = rs.filter((r) => r.type === 'start');
-  assert.deepEqual(
-    starts.map((r) => r.task),
-    [1, 2, 3, 4, 5, 6],
-  );
-  for (const r of starts) {
-    const [task, slot, gpu] = fs
-      .readFileSync(r.out as string, 'utf8')
-      .trim()
-      .split(' ');
-    assert.deepEqual([Number(task), Number(slot), gpu], [r.task, r.slot, String(4 + (r.slot as number))]);
-    assert.equal(r.gpus, gpu);
-  }
-  let running = 0;
-  let most = 0;
-  for (const r of rs.filter((x) => x.type === 'start' || x.type === 'end')) {
-    running += r.type === 'start' ? 1 : -1;
-    most = Math.max(most, running);
-  }
-  assert.equal(most, 3);
-  assert.ok(rs.filter((r) => r.type === 'end').every((r) => r.state === 'succeeded'));
-});
+for (const runner of RUNNERS) {
+  test(`packed (${runner}): exit codes, signals, task variables, quotes, newlines and non-ASCII`, async (t) => {
+    const commands = [1, 2, 3, 4, 5].map((id) => COMMANDS[id]!);
+    const e = setupPacked(t, [...commands, 'drover-no-such-program'], { maxTasks: 2 });
+    assert.equal(await runPacked(e, runner).exit, 1);
+    const rs = records(e, 1);
+    const end = (task: number) => rs.find((r) => r.type === 'end' && r.task === task)!;
+    const log = (task: number, ext: string) =>
+      fs.readFileSync(path.join(e.settings.logDir, `${task}.1.${ext}`), 'utf8');
+    assert.deepEqual([end(1).state, end(1).exit_code], ['succeeded', 0]);
+    assert.equal(log(1, 'out'), 'hello\n');
+    assert.deepEqual([end(2).state, end(2).exit_code], ['failed', 3]);
+    assert.equal(log(3, 'out'), '3|1\n');
+    assert.equal(log(3, 'err'), "it's J\n");
+    assert.deepEqual([end(4).state, end(4).exit_code, end(4).signal], ['killed', null, 'SIGKILL']);
+    assert.equal(log(5, 'out'), 'é \\ "q"\nsecond line\n');
+    assert.deepEqual([end(6).state, end(6).exit_code], ['failed', 127]);
+    assert.match(log(6, 'err'), /drover-no-such-program/);
+    assert.equal(rs[0]!.type, 'runner');
+    assert.equal(rs.filter((r) => r.type === 'end').length, 6);
+    assert.equal(rs.filter((r) => r.type === 'start').length, 6);
+    assert.equal(rs.at(-1)!.type, 'runner-end');
+  });
 
-test('packed: a cancel request stops the running task and skips the queued one; the others go on', async (t) => {
-  const e = setupPacked(t, Array(4).fill('sleep 30'), { maxTasks: 2 });
-  const run = runPacked(e);
-  await until('two tasks started', () => records(e, 1).filter((r) => r.type === 'start').length === 2);
-  fs.mkdirSync(e.settings.cancelDir);
-  fs.writeFileSync(path.join(e.settings.cancelDir, '1-1.json'), JSON.stringify({ tasks: [1, 3], at: 1 }));
-  await until('task 4 started in the freed slot', () =>
-    records(e, 1).some((r) => r.type === 'start' && r.task === 4),
-  );
-  const rs = records(e, 1);
-  assert.deepEqual(
-    rs
-      .filter((r) => r.type === 'end' || r.type === 'skip')
-      .map((r) => [r.task, r.type, r.state])
-      .sort(),
-    [
-      [1, 'end', 'cancelled'],
-      [3, 'skip', 'cancelled'],
-    ],
-  );
-  // Then the scheduler stops the element: the running tasks end killed (scheduler stop).
-  process.kill(run.pid, 'SIGTERM');
-  assert.equal(await run.exit, 1);
-  const ends = records(e, 1).filter((r) => r.type === 'end' && r.task !== 1);
-  assert.deepEqual(ends.map((r) => [r.task, r.state, r.reason]).sort(), [
-    [2, 'killed', 'the runner was sent SIGTERM (scheduler stop)'],
-    [4, 'killed', 'the runner was sent SIGTERM (scheduler stop)'],
-  ]);
-  assert.equal(records(e, 1).at(-1)!.type, 'runner-end');
-});
+  test(`packed (${runner}): N slots at once, each with its own GPUs from the element’s, and a log per task`, async (t) => {
+    const cmd = 'echo "$DROVER_TASK_ID $DROVER_SLOT $CUDA_VISIBLE_DEVICES"; sleep 0.4';
+    const e = setupPacked(t, Array(6).fill(cmd), { maxTasks: 3, gpusPerTask: 1 });
+    const t0 = Date.now();
+    assert.equal(await runPacked(e, runner, { CUDA_VISIBLE_DEVICES: '4,5,6,7' }).exit, 0);
+    assert.ok(Date.now() - t0 < 6 * 400, 'the six tasks ran three at a time');
+    const rs = records(e, 1);
+    assert.equal(rs[0]!.slots, 3);
+    const starts = rs.filter((r) => r.type === 'start');
+    assert.deepEqual(
+      starts.map((r) => r.task),
+      [1, 2, 3, 4, 5, 6],
+    );
+    for (const r of starts) {
+      const [task, slot, gpu] = fs
+        .readFileSync(r.out as string, 'utf8')
+        .trim()
+        .split(' ');
+      assert.deepEqual([Number(task), Number(slot), gpu], [r.task, r.slot, String(4 + (r.slot as number))]);
+      assert.equal(r.gpus, gpu);
+    }
+    let running = 0;
+    let most = 0;
+    for (const r of rs.filter((x) => x.type === 'start' || x.type === 'end')) {
+      running += r.type === 'start' ? 1 : -1;
+      most = Math.max(most, running);
+    }
+    assert.equal(most, 3);
+    assert.ok(rs.filter((r) => r.type === 'end').every((r) => r.state === 'succeeded'));
+  });
 
-test('packed: fewer GPUs than a task needs is an error before any task starts', async (t) => {
-  const e = setupPacked(t, ['true', 'true'], { maxTasks: 2, gpusPerTask: 2 });
-  assert.equal(await runPacked(e, { CUDA_VISIBLE_DEVICES: '0' }).exit, 2);
-  assert.deepEqual(records(e, 1), []);
-});
+  test(`packed (${runner}): a cancel request stops the running task and skips the queued one; the others go on`, async (t) => {
+    const e = setupPacked(t, Array(4).fill('sleep 30'), { maxTasks: 2 });
+    const run = runPacked(e, runner);
+    await until('two tasks started', () => records(e, 1).filter((r) => r.type === 'start').length === 2);
+    // The element runs the runner it was asked for (the Python one replaces the bash process that starts it).
+    assert.match(fs.readlinkSync(`/proc/${run.pid}/exe`), runner === 'python' ? /python/ : /bash/);
+    fs.mkdirSync(e.settings.cancelDir);
+    fs.writeFileSync(path.join(e.settings.cancelDir, '1-1.json'), JSON.stringify({ tasks: [1, 3], at: 1 }));
+    await until('task 4 started in the freed slot', () =>
+      records(e, 1).some((r) => r.type === 'start' && r.task === 4),
+    );
+    const rs = records(e, 1);
+    assert.deepEqual(
+      rs
+        .filter((r) => r.type === 'end' || r.type === 'skip')
+        .map((r) => [r.task, r.type, r.state])
+        .sort(),
+      [
+        [1, 'end', 'cancelled'],
+        [3, 'skip', 'cancelled'],
+      ],
+    );
+    // Then the scheduler stops the element: the running tasks end killed (scheduler stop).
+    process.kill(run.pid, 'SIGTERM');
+    assert.equal(await run.exit, 1);
+    const ends = records(e, 1).filter((r) => r.type === 'end' && r.task !== 1);
+    assert.deepEqual(ends.map((r) => [r.task, r.state, r.reason]).sort(), [
+      [2, 'killed', 'the runner was sent SIGTERM (scheduler stop)'],
+      [4, 'killed', 'the runner was sent SIGTERM (scheduler stop)'],
+    ]);
+    assert.equal(records(e, 1).at(-1)!.type, 'runner-end');
+  });
+
+  test(`packed (${runner}): fewer GPUs than a task needs is an error before any task starts`, async (t) => {
+    const e = setupPacked(t, ['true', 'true'], { maxTasks: 2, gpusPerTask: 2 });
+    assert.equal(await runPacked(e, runner, { CUDA_VISIBLE_DEVICES: '0' }).exit, 2);
+    assert.deepEqual(records(e, 1), []);
+  });
+}
