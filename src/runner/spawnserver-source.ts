@@ -1,3 +1,5 @@
+import { PYTHON_COMMON } from './python-common.js';
+
 /**
  * The spawn server's Python source: the fork server's protocol (forkserver-source.ts), with tasks started by
  * `posix_spawn` instead of `fork`. glibc's posix_spawn does not copy the server's page tables (it uses a
@@ -13,17 +15,10 @@
  */
 export const SPAWNSERVER_PYTHON = String.raw`
 import errno, os, select, signal, sys, time
+${PYTHON_COMMON}
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
-wake_r, wake_w = os.pipe()
-os.set_blocking(wake_r, False)
-os.set_blocking(wake_w, False)
-signal.set_wakeup_fd(wake_w)
-signal.signal(signal.SIGCHLD, lambda n, f: None)
 os.set_blocking(0, False)
-DEFAULTS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ]
-CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-devnull = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 start_dir = os.getcwd().encode()
 base = {}
 slot_env = {}
@@ -31,7 +26,6 @@ free = []
 queue = []
 task_of = {}
 slot_of = {}
-found = {}
 out = []
 buf = b''
 eof = False
@@ -46,24 +40,11 @@ def pairs(kvs):
         d[kv[:i]] = kv[i + 1:]
     return d
 
-def which(name, path):
-    key = (name, path)
-    hit = found.get(key)
-    if hit is not None:
-        return hit
-    for d in path.split(b':'):
-        p = os.path.join(d or b'.', name)
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            found[key] = p
-            return p
-    return None
-
 def fail(id, slot, efd, argv0, e):
     # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
-    if efd >= 0:
-        os.write(efd, b'drover: cannot execute ' + argv0 + b': ' + os.strerror(e).encode() + b'\n')
+    code = cannot_execute(efd, argv0, e)
     free.append(slot)
-    out.append('S\t%s\t0\t%s\nE\t%s\t%d\n' % (id, slot, id, (127 if e == errno.ENOENT else 126) << 8))
+    out.append('S\t%s\t0\t%s\nE\t%s\t%d\n' % (id, slot, id, code << 8))
 
 def spawn_in(cwd, path, argv, env, ofd, efd):
     # A folder other than the server's: posix_spawn cannot change folder, so fork for this one.
@@ -71,9 +52,9 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
     if pid == 0:
         try:
             os.setpgid(0, 0)
-            for s in DEFAULTS:
+            for s in TASK_SIGNALS:
                 signal.signal(s, signal.SIG_DFL)
-            os.dup2(devnull, 0)
+            os.dup2(DEVNULL, 0)
             os.dup2(ofd, 1)
             os.dup2(efd, 2)
             try:
@@ -101,11 +82,11 @@ def start(slot, f):
     env.update(slot_env[slot])
     env.update(pairs(f[6 + nargs:6 + nargs + nenv]))
     try:
-        ofd = os.open(o, CREATE, 0o666)
+        ofd = os.open(o, LOG_FLAGS, 0o666)
     except OSError:
         return fail(id, slot, -1, argv[0], errno.EACCES)
     try:
-        efd = os.open(e, CREATE, 0o666)
+        efd = os.open(e, LOG_FLAGS, 0o666)
     except OSError:
         os.close(ofd)
         return fail(id, slot, -1, argv[0], errno.EACCES)
@@ -119,17 +100,10 @@ def start(slot, f):
             path = argv[0] if b'/' in argv[0] else which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
             if path is None:
                 return fail(id, slot, efd, argv[0], errno.ENOENT)
-            actions = [(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
             try:
-                pid = os.posix_spawn(path, argv, env, file_actions=actions, setpgroup=0, setsigdef=DEFAULTS)
+                pid = spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
-                if err.errno != errno.ENOEXEC:
-                    return fail(id, slot, efd, argv[0], err.errno)
-                # A script without a #! line: run it with sh, as execvp does.
-                try:
-                    pid = os.posix_spawn(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env, file_actions=actions, setpgroup=0, setsigdef=DEFAULTS)
-                except OSError as err2:
-                    return fail(id, slot, efd, argv[0], err2.errno)
+                return fail(id, slot, efd, argv[0], err.errno)
     finally:
         os.close(ofd)
         os.close(efd)
@@ -214,17 +188,8 @@ def flush(now):
 # Each turn reaps before it reads what the runner sent, and reads before it starts anything: a withdrawal the
 # runner wrote before it stopped a task is always read before that task's slot goes to the next queued task.
 while True:
-    watch = [wake_r] if eof else [wake_r, 0]
     timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
-    try:
-        select.select(watch, [], [], timeout)
-    except InterruptedError:
-        pass
-    try:
-        while os.read(wake_r, 4096):
-            pass
-    except BlockingIOError:
-        pass
+    wait_for_children([] if eof else [0], timeout)
     reap()
     if not eof:
         read_input()

@@ -1,4 +1,5 @@
 import type { RunSettings } from '../../runner/group.js';
+import { PYTHON_COMMON } from '../../runner/python-common.js';
 
 /**
  * The packed element runner in Python: what a packed array element runs when the node has Python 3.8 or later
@@ -47,6 +48,7 @@ key = sys.argv[1]
 if sys.version_info < (3, 8) or not hasattr(os, 'posix_spawn'):
     os.environ['DROVER_ELEMENT_RUNNER'] = 'bash'
     os.execv('/bin/bash', ['/bin/bash', C['bash'], 'runner', '-', '--group', key])
+${PYTHON_COMMON}
 
 def words(s):
     # The table's ANSI-C quoted words ($'...', escapes \\ \' \n \t \xHH), separated by one space.
@@ -114,23 +116,14 @@ now = lambda: round(time.time(), 6)
 rec(type='runner', v=1, runner=name, launch=C['launch'], job=C['job'], host=host, pid=os.getpid(), pid_start=None, slots=slots, at=now())
 flush()
 
-wake_r, wake_w = os.pipe()
-os.set_blocking(wake_r, False)
-os.set_blocking(wake_w, False)
-signal.set_wakeup_fd(wake_w)
 flags = {'term': False, 'usr1': False}
 def on_term(n, f): flags['term'] = True
 def on_usr1(n, f): flags['usr1'] = True
 signal.signal(signal.SIGTERM, on_term)
 signal.signal(signal.SIGUSR1, on_usr1)
-signal.signal(signal.SIGCHLD, lambda n, f: None)
-DEFAULTS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGUSR1]
-CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
-devnull = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 log_dir = C['logDir']
 cancelled, seen = set(), set()
 cancel_all = False
-found = {}
 
 def read_cancels():
     global cancel_all
@@ -155,16 +148,7 @@ def read_cancels():
 def is_cancelled(id):
     return cancel_all or id in cancelled
 
-def which(name):
-    path = os.environ.get('PATH', '/usr/bin:/bin').encode()
-    hit = found.get((name, path))
-    if hit is None:
-        for d in path.split(b':'):
-            p = os.path.join(d or b'.', name)
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                hit = found[(name, path)] = p
-                break
-    return hit
+PATH = os.environ.get('PATH', '/usr/bin:/bin').encode()
 
 running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time]
 all_ok = True
@@ -182,27 +166,20 @@ def start(id, attempt, argv):
     pid, code = 0, None
     ofd = efd = -1
     try:
-        ofd = os.open(out, CREATE, 0o666)
-        efd = os.open(err, CREATE, 0o666)
+        ofd = os.open(out, LOG_FLAGS, 0o666)
+        efd = os.open(err, LOG_FLAGS, 0o666)
     except OSError:
         code = 126
         if ofd >= 0:
             os.close(ofd)
     else:
-        path = argv[0] if b'/' in argv[0] else which(argv[0])
+        path = argv[0] if b'/' in argv[0] else which(argv[0], PATH)
         try:
             if path is None:
                 raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
-            actions = [(os.POSIX_SPAWN_DUP2, devnull, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
-            try:
-                pid = os.posix_spawn(path, argv, env, file_actions=actions, setpgroup=0, setsigdef=DEFAULTS)
-            except OSError as e:
-                if e.errno != errno.ENOEXEC:
-                    raise
-                pid = os.posix_spawn(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env, file_actions=actions, setpgroup=0, setsigdef=DEFAULTS)
+            pid = spawn_task(path, argv, env, ofd, efd)
         except OSError as e:
-            os.write(efd, b'drover: cannot execute ' + argv[0] + b': ' + e.strerror.encode() + b'\n')
-            code = 127 if e.errno == errno.ENOENT else 126
+            code = cannot_execute(efd, argv[0], e.errno)
         os.close(ofd)
         os.close(efd)
     rec(type='start', task=id, attempt=attempt, at=now(), pid=pid, slot=slot, gpus=gpus, host=host, out=out, err=err)
@@ -299,15 +276,7 @@ while True:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-    try:
-        select.select([wake_r], [], [], max(0.0, min(1.0, next_check - now_m)))
-    except InterruptedError:
-        pass
-    try:
-        while os.read(wake_r, 4096):
-            pass
-    except BlockingIOError:
-        pass
+    wait_for_children([], max(0.0, min(1.0, next_check - now_m)))
     while running:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

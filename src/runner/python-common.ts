@@ -1,0 +1,60 @@
+/**
+ * Python shared by drover's two Python programs, the spawn server (spawnserver-source.ts) and the packed element
+ * runner (backends/slurm/element-python.ts): how a task is started and how the program waits for its children.
+ * Each program's source includes it after its imports (it needs `errno`, `os`, `select` and `signal`).
+ *
+ * - `wait_for_children(watch, timeout)`: select on the fds in `watch` and on a pipe SIGCHLD writes to
+ *   (signal.set_wakeup_fd, written by the C handler, so no ended child is missed between a reap and the select).
+ * - `which(name, path)`: a program on PATH, as execvp would find it (cached).
+ * - `spawn_task(path, argv, env, ofd, efd)`: posix_spawn in its own process group with stdin from /dev/null,
+ *   stdout/stderr to the given fds and default signal dispositions; a script without a #! line runs with
+ *   /bin/sh, as execvp does. Raises OSError when it cannot be executed.
+ * - `cannot_execute(efd, argv0, err)`: write the reason to the task's stderr log; returns the exit code a shell
+ *   gives (127 not found, 126 otherwise).
+ */
+export const PYTHON_COMMON = String.raw`
+_wake_r, _wake_w = os.pipe()
+os.set_blocking(_wake_r, False)
+os.set_blocking(_wake_w, False)
+signal.set_wakeup_fd(_wake_w)
+signal.signal(signal.SIGCHLD, lambda n, f: None)
+TASK_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGUSR1]
+DEVNULL = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
+LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+_found = {}
+
+def wait_for_children(watch, timeout):
+    try:
+        select.select([_wake_r] + watch, [], [], timeout)
+    except InterruptedError:
+        pass
+    try:
+        while os.read(_wake_r, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+def which(name, path):
+    hit = _found.get((name, path))
+    if hit is None:
+        for d in path.split(b':'):
+            p = os.path.join(d or b'.', name)
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                hit = _found[(name, path)] = p
+                break
+    return hit
+
+def spawn_task(path, argv, env, ofd, efd):
+    actions = [(os.POSIX_SPAWN_DUP2, DEVNULL, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
+    try:
+        return os.posix_spawn(path, argv, env, file_actions=actions, setpgroup=0, setsigdef=TASK_SIGNALS)
+    except OSError as e:
+        if e.errno != errno.ENOEXEC:
+            raise
+    return os.posix_spawn(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env, file_actions=actions, setpgroup=0, setsigdef=TASK_SIGNALS)
+
+def cannot_execute(efd, argv0, err):
+    if efd >= 0:
+        os.write(efd, b'drover: cannot execute ' + argv0 + b': ' + os.strerror(err).encode() + b'\n')
+    return 127 if err == errno.ENOENT else 126
+`;
