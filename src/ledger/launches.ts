@@ -119,7 +119,8 @@ export function closeLaunchIfDone(ledger: Ledger, id: number): boolean {
 
 /**
  * Transition: undo a launch that never reached its backend (the submission was refused): its tasks get back the
- * state they had in their previous launch (or `pending`), and the launch and its folder's records are forgotten.
+ * state they had in their previous launch (or `pending`), and the launch, its history entry and its folder's
+ * records are forgotten.
  */
 export function deleteLaunch(ledger: Ledger, launchId: number): void {
   ledger.write(() => {
@@ -138,5 +139,7 @@ export function deleteLaunch(ledger: Ledger, launchId: number): void {
       .run(launchId, launchId, launch.job_id, launchId);
     ledger.stmt('DELETE FROM launch_tasks WHERE launch_id = ?').run(launchId);
     ledger.stmt('DELETE FROM launches WHERE id = ?').run(launchId);
+    // A refused launch did not happen: its history entry goes too (nothing half-written).
+    ledger.stmt('DELETE FROM history WHERE launch_id = ?').run(launchId);
   });
 }

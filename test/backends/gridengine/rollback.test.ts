@@ -57,4 +57,7 @@ test('a refused later qsub deletes the arrays already submitted and records no l
   assert.deepEqual(s.counts, counts({ pending: 4 }));
   assert.deepEqual(s.launches, []);
   assert.deepEqual(fs.readdirSync(path.join(cwd, '.drover', 'jobs', 'R', 'launches')), []);
+  const history = await runDrover(['history', '--launch', '--json'], { cwd, env });
+  assert.equal(history.code, 0, history.stderr);
+  assert.deepEqual(JSON.parse(history.stdout), [], 'the refused launch left no history entry');
 });
