@@ -30,12 +30,22 @@ my (%slot_env, @free, @queue, %task_of, %slot_of);
 my $buf = ''; my $eof = 0; my $stop_at = 0;
 use Cwd (); my $start_dir = Cwd::getcwd();
 sub pairs { my %h; for my $kv (@_) { my $i = index($kv, '='); $h{substr($kv, 0, $i)} = substr($kv, $i + 1); } return %h; }
+# Reports of up to 20 ms go out in one write (at once when a slot would idle), as in the Python server.
+my $reports = ''; my $last_flush = 0;
+sub flush_out {
+  return unless length $reports;
+  my $now = Time::HiRes::time();
+  return if $now - $last_flush < 0.02 && !(@free && !@queue) && !$eof;
+  $last_flush = $now;
+  while (length $reports) { my $w = syswrite(STDOUT, $reports); last unless defined $w; substr($reports, 0, $w) = ''; }
+  $reports = '';
+}
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
     my $id = delete $task_of{$pid};
     next unless defined $id;
     push @free, delete $slot_of{$pid};
-    printf "E\t%s\t%d\t%.3f\n", $id, $?, Time::HiRes::time();
+    $reports .= sprintf("E\t%s\t%d\t%.3f\n", $id, $?, Time::HiRes::time());
   }
 }
 sub launch {
@@ -47,7 +57,7 @@ sub launch {
     my $nenv = shift @f;
     my @env = splice(@f, 0, $nenv);
     my $pid = fork();
-    if (!defined $pid) { push @free, $slot; print "S\t$id\t0\t$slot\nE\t$id\t", (126 << 8), "\n"; next; }
+    if (!defined $pid) { push @free, $slot; $reports .= "S\t$id\t0\t$slot\nE\t$id\t" . (126 << 8) . "\n"; next; }
     if ($pid == 0) {
       $SIG{$_} = 'DEFAULT' for qw(INT TERM PIPE HUP CHLD);
       POSIX::setpgid(0, 0);
@@ -64,7 +74,7 @@ sub launch {
     }
     $task_of{$pid} = $id;
     $slot_of{$pid} = $slot;
-    printf "S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, Time::HiRes::time();
+    $reports .= sprintf("S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, Time::HiRes::time());
   }
 }
 sub handle {
@@ -77,7 +87,7 @@ sub handle {
     my $id = $f[0];
     my $n = @queue;
     @queue = grep { $_->[0] ne $id } @queue;
-    print "X\t$id\n" if @queue < $n;
+    $reports .= "X\t$id\n" if @queue < $n;
   }
 }
 sub read_input {
@@ -98,13 +108,15 @@ sub read_input {
 while (1) {
   my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
   # A bounded wait: a SIGCHLD that lands just before select is then seen within a second at worst.
-  my $n = select(my $rout = $rin, undef, undef, 1);
+  my $wait = length($reports) ? $last_flush + 0.02 - Time::HiRes::time() : 1;
+  my $n = select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
   if ($n > 0) {
     if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }
     if (!$eof && vec($rout, fileno(STDIN), 1)) { read_input(); }
   }
   reap();
   launch() unless $eof;
+  flush_out();
   if ($eof) {
     last if !%task_of;
     if (!$stop_at) { kill('TERM', -$_) for keys %task_of; $stop_at = time; }
