@@ -103,15 +103,17 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   } catch {
     return 0;
   }
-  let applied = 0;
-  for (const name of files) {
-    const file = path.join(dir, name);
-    applied += ledger.write(() => {
+  // One transaction for all of a launch's files: a commit costs ~0.4 ms, and a launch of one task per array
+  // element has a file per element (1000 elements: 0.4 s of commits for the first status after them).
+  return ledger.write(() => {
+    let applied = 0;
+    for (const name of files) {
+      const file = path.join(dir, name);
       const row = ledger.stmt('SELECT offset FROM ingested WHERE path = ?').get(file) as
         | { offset: number }
         | undefined;
       const chunk = readNew(file, row?.offset ?? 0);
-      if (!chunk) return 0;
+      if (!chunk) continue;
       const { records } = parseRecords(chunk.text);
       applyBatch(ledger, launch, file, records);
       ledger
@@ -119,8 +121,8 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
           'INSERT INTO ingested (path, offset) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET offset = excluded.offset',
         )
         .run(file, chunk.end);
-      return records.length;
-    });
-  }
-  return applied;
+      applied += records.length;
+    }
+    return applied;
+  });
 }
