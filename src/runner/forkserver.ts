@@ -117,7 +117,11 @@ export class ForkServer implements Executor {
 
   withdraw(e: Execution): void {
     const id = this.ids.get(e);
-    if (id !== undefined && this.pending.get(id)?.started === false) this.send(['W', String(id)]);
+    if (id === undefined || this.pending.get(id)?.started !== false) return;
+    this.send(['W', String(id)]);
+    // Now, not at the end of the turn: the runner stops running tasks right after withdrawing queued ones,
+    // and the server must read the withdrawal before a stopped task's slot can start the next task.
+    this.flush();
   }
 
   close(): void {
