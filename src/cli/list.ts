@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
-import { getJob, jobNotFound, listJobs, taskJson } from '../ledger/jobs.js';
-import { listTasks } from '../ledger/queries.js';
+import { getJob, type JobRow, jobNotFound, listJobs, taskJson } from '../ledger/jobs.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { listTasks, taskJsonChunks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
@@ -36,6 +37,25 @@ function parseStates(text: string): State[] {
   });
 }
 
+/**
+ * `list --json`: the same array printJson prints (one object per line), written a chunk of tasks at a time, so
+ * a 100,000-task job never holds all its rows, objects and text at once.
+ */
+function listJson(ledger: Ledger, jobs: JobRow[], opts: ListOptions, states: State[] | undefined): void {
+  let first = true;
+  for (const job of jobs) {
+    refresh(ledger, job.id);
+    const ids =
+      opts.tasklist !== undefined ? parseTasklist(opts.tasklist, job.task_count, job.name) : undefined;
+    const filter = { ...(ids ? { ids } : {}), ...(states ? { states } : {}) };
+    for (const lines of taskJsonChunks(ledger, job, filter, opts.jobname === undefined)) {
+      process.stdout.write(`${first ? '[\n' : ',\n'}${lines}`);
+      first = false;
+    }
+  }
+  process.stdout.write(first ? '[]\n' : '\n]\n');
+}
+
 function list(opts: ListOptions): void {
   if (opts.tasklist !== undefined && opts.jobname === undefined)
     throw usageError('--tasklist needs --jobname');
@@ -49,6 +69,10 @@ function list(opts: ListOptions): void {
     return;
   }
   const jobs = opts.jobname !== undefined ? [getJob(ws.ledger, opts.jobname)] : listJobs(ws.ledger);
+  if (opts.json) {
+    listJson(ws.ledger, jobs, opts, states);
+    return;
+  }
   const rows: Record<string, unknown>[] = [];
   for (const job of jobs) {
     refresh(ws.ledger, job.id);
@@ -60,10 +84,6 @@ function list(opts: ListOptions): void {
     })) {
       rows.push({ ...(opts.jobname === undefined ? { jobname: job.name } : {}), ...taskJson(t) });
     }
-  }
-  if (opts.json) {
-    printJson(rows);
-    return;
   }
   printTable(
     ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'],

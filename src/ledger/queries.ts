@@ -62,10 +62,90 @@ export function listTasks(
   jobId: number,
   filter: { ids?: readonly number[]; states?: readonly State[] } = {},
 ): TaskRow[] {
-  const rows = ledger.stmt('SELECT * FROM tasks WHERE job_id = ? ORDER BY id').all(jobId) as TaskRow[];
+  const out: TaskRow[] = [];
+  for (const chunk of taskChunks(ledger, jobId, filter)) out.push(...chunk);
+  return out;
+}
+
+/**
+ * A job's tasks as the JSON lines of `list --json` (taskJson's fields, in its order; `jobname` first when
+ * given), a chunk of ids at a time, each chunk one string of lines joined by `,\n`. SQLite writes the JSON:
+ * 100,000 tasks take ~0.25 s this way, against ~0.4 s for reading rows into JavaScript and stringifying them.
+ */
+export function* taskJsonChunks(
+  ledger: Ledger,
+  job: { id: number; name: string; task_count: number },
+  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
+  withJobname = false,
+  size = 20000,
+): Generator<string> {
+  const fields = `'task', id, 'command', command, 'tag', tag, 'state', state, 'exit_code', exit_code,
+    'attempts', attempts, 'launch', CAST(last_launch_id AS TEXT)`;
+  const where = [
+    'job_id = ?',
+    'id BETWEEN ? AND ?',
+    ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
+    ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
+  ].join(' AND ');
+  const stmt = ledger
+    .stmt(
+      `SELECT group_concat(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), ',' || char(10) ORDER BY id)
+       FROM tasks WHERE ${where}`,
+    )
+    .pluck();
+  const extra = [
+    ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
+    ...(filter.states ? [JSON.stringify(filter.states)] : []),
+  ];
+  for (let first = 1; first <= job.task_count; first += size) {
+    const text = stmt.get(...(withJobname ? [job.name] : []), job.id, first, first + size - 1, ...extra) as
+      | string
+      | null;
+    if (text) yield text;
+  }
+}
+
+type RawTask = [number, string, string, State, number | null, number, number | null];
+
+/**
+ * A job's tasks in id order, a chunk at a time. Rows come from SQLite as arrays and become objects here:
+ * better-sqlite3 makes objects through V8's API at ~5 µs a row, arrays at about half that (100,000 tasks:
+ * ~0.3 s instead of ~0.5 s, and less garbage).
+ */
+export function* taskChunks(
+  ledger: Ledger,
+  jobId: number,
+  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
+  size = 5000,
+): Generator<TaskRow[]> {
   const ids = filter.ids ? new Set(filter.ids) : undefined;
   const states = filter.states ? new Set(filter.states) : undefined;
-  return rows.filter((t) => (!ids || ids.has(t.id)) && (!states || states.has(t.state)));
+  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
+  const stmt = ledger
+    .stmt(
+      'SELECT id, command, tag, state, exit_code, attempts, last_launch_id FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?',
+    )
+    .raw(true);
+  let after = 0;
+  for (;;) {
+    const rows = stmt.all(jobId, after, size) as RawTask[];
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]![0];
+    const chunk: TaskRow[] = [];
+    for (const r of rows) {
+      if ((ids && !ids.has(r[0])) || (states && !states.has(r[3]))) continue;
+      chunk.push({
+        id: r[0],
+        command: r[1],
+        tag: r[2],
+        state: r[3],
+        exit_code: r[4],
+        attempts: r[5],
+        last_launch_id: r[6],
+      });
+    }
+    yield chunk;
+  }
 }
 
 /** Ids of a job's tasks whose state passes `pick`. */
