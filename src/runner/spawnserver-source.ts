@@ -14,7 +14,7 @@ import { PYTHON_COMMON } from './python-common.js';
  * Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
  */
 export const SPAWNSERVER_PYTHON = String.raw`
-import errno, os, select, signal, sys, time
+import collections, errno, os, select, signal, sys, time
 ${PYTHON_COMMON}
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
@@ -23,7 +23,8 @@ start_dir = os.getcwd().encode()
 base = {}
 slot_env = {}
 free = []
-queue = []
+queue = collections.deque()
+queued = set()  # ids in the queue not withdrawn: a withdrawal is O(1), a pool worker may withdraw thousands
 task_of = {}
 slot_of = {}
 out = []
@@ -113,7 +114,10 @@ def start(slot, f):
 
 def launch():
     while free and queue:
-        start(free.pop(0), queue.pop(0))
+        f = queue.popleft()
+        if f[0] in queued:
+            queued.discard(f[0])
+            start(free.pop(0), f)
 
 def handle(msg):
     global base
@@ -127,10 +131,10 @@ def handle(msg):
         free.append(slot)
     elif kind == b'S':
         queue.append(f[1:])
+        queued.add(f[1])
     elif kind == b'W':
-        n = len(queue)
-        queue[:] = [q for q in queue if q[0] != f[1]]
-        if len(queue) < n:
+        if f[1] in queued:
+            queued.discard(f[1])
             out.append('X\t%s\n' % f[1].decode())
 
 def read_input():
@@ -144,15 +148,18 @@ def read_input():
             eof = True
             break
         buf += chunk
+    # Messages are taken by position and the rest kept once: a pool worker may send thousands in one write.
+    pos = 0
     while True:
-        nl = buf.find(b'\n')
+        nl = buf.find(b'\n', pos)
         if nl < 0:
-            return
-        n = int(buf[:nl])
-        if len(buf) < nl + 1 + n:
-            return
-        handle(buf[nl + 1:nl + 1 + n])
-        buf = buf[nl + 1 + n:]
+            break
+        end = nl + 1 + int(buf[pos:nl])
+        if len(buf) < end:
+            break
+        handle(buf[nl + 1:end])
+        pos = end
+    buf = buf[pos:]
 
 def reap():
     while True:

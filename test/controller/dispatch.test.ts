@@ -101,7 +101,8 @@ test('prefetch: none for long or unknown tasks, about 0.1 s of work per slot for
   assert.equal(prefetchPerSlot(5), 0);
   assert.equal(prefetchPerSlot(0.5), 1);
   assert.equal(prefetchPerSlot(0.02), 5);
-  assert.equal(prefetchPerSlot(0.0001), 16);
+  assert.equal(prefetchPerSlot(0.002), 50);
+  assert.equal(prefetchPerSlot(0.0001), 100);
 });
 
 test('workers silent for longer than lost-after are lost', () => {
