@@ -200,16 +200,24 @@ export function downPool(ctx: PoolContext, name: string, force: boolean, graceMs
   for (const w of ctx.controller.workers.values()) if (w.pool === name) ctx.controller.poke(w);
   const handles = JSON.parse(pool.handles) as WorkerHandle[];
   // The workers report what they stopped, then leave; after the grace period the backend stops the rest and
-  // the pool's worker token is revoked.
+  // the worker tokens this pool had are revoked — only those: a pool made again under the same name within
+  // the grace period has a token of its own.
+  const tokens = (
+    ctx.ledger
+      .stmt("SELECT id FROM server_tokens WHERE kind = 'worker' AND pool = ? AND revoked_at IS NULL")
+      .all(name) as { id: string }[]
+  ).map((t) => t.id);
   const finish = () => {
     pendingStops.delete(finish);
     clearTimeout(timer);
     if (handles.some((h) => h.kind !== 'local') || localWorkersAlive(handles)) stopWorkers(handles);
-    ctx.ledger
-      .stmt(
-        "UPDATE server_tokens SET revoked_at = ? WHERE kind = 'worker' AND pool = ? AND revoked_at IS NULL",
-      )
-      .run(Date.now() / 1000, name);
+    const revoke = ctx.ledger.stmt(
+      'UPDATE server_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    );
+    const at = Date.now() / 1000;
+    ctx.ledger.write(() => {
+      for (const id of tokens) revoke.run(at, id);
+    });
   };
   const timer = setTimeout(finish, graceMs);
   timer.unref();

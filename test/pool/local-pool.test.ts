@@ -179,3 +179,25 @@ test('cancel, pool status and pool down work on a pool launch', async (t) => {
   const down2 = await runDrover(['pool', 'down', 'p'], { cwd });
   assert.equal(down2.code, 0, down2.stderr);
 });
+
+test('a pool made again under the same name right after pool down keeps its workers', {
+  timeout: 90_000,
+}, async (t) => {
+  const { cwd } = await poolWorkspace(t);
+  await createPool(cwd, 'p', ['--workers', '1', '--cpus', '1']);
+  const down = await runDrover(['pool', 'down', 'p', '--force'], { cwd });
+  assert.equal(down.code, 0, down.stderr);
+  // Within the old pool's 5 s grace period: the old worker token is revoked when it ends, not the new one.
+  await createPool(cwd, 'p', ['--workers', '1', '--cpus', '1']);
+  await new Promise((r) => setTimeout(r, 6000));
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'echo', '+jobname', 'A', '+pos-arg', 'x', 'y', '+q'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(pre.code, 0, pre.stderr);
+  const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'A', '--follow', '-q'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual((await status('A', { cwd })).counts, counts({ succeeded: 2 }));
+});
