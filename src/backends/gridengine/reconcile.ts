@@ -5,7 +5,7 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { State } from '../../ledger/states.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
-import type { CancelRequest } from '../../runner/group.js';
+import { cancelRequests } from '../cluster/cancels.js';
 import {
   type GoneFacts,
   goneTaskVerdict,
@@ -51,29 +51,6 @@ function openWork(ledger: Ledger, launchId: number) {
     ).map((r) => [r.task_id, r.attempt]),
   );
   return { ids: rows.map((r) => r.task_id), open, stopped };
-}
-
-/** The tasks drover's cancel requests (the launch's cancel/ folder) named, or 'all'. */
-export function cancelRequested(launch: Pick<LaunchRow, 'dir'>): Set<number> | 'all' {
-  const dir = path.join(launch.dir, 'cancel');
-  const out = new Set<number>();
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    try {
-      const req = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CancelRequest;
-      if (req.tasks === 'all') return 'all';
-      for (const t of req.tasks) out.add(t);
-    } catch {
-      // a request being written right now: the next refresh reads it
-    }
-  }
-  return out;
 }
 
 /** Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. */
@@ -135,7 +112,7 @@ function durationOf(launch: LaunchRow): number | undefined {
 
 /** Tasks a scheduler stop killed: `cancelled` if the user cancelled them, `timeout` at h_rt, else `killed`. */
 function settleStopped(ledger: Ledger, launch: LaunchRow, h: GridEngineHandles, work: OpenWork): void {
-  const cancels = cancelRequested(launch);
+  const cancels = cancelRequests(launch.dir);
   const duration = durationOf(launch);
   for (const e of launchElements(h, work.ids)) {
     if (!e.tasks.some((t) => work.stopped.has(t))) continue;
@@ -157,7 +134,7 @@ function settleGone(
   gone: Element[],
   work: OpenWork,
 ): void {
-  const cancels = cancelRequested(launch);
+  const cancels = cancelRequests(launch.dir);
   const cancelled = (t: number) => cancels === 'all' || cancels.has(t);
   const undecided = gone.filter((e) => e.tasks.some((t) => work.open.has(t) && !cancelled(t)));
   const acct = undecided.length > 0 ? accounting(undecided) : new Map<string, AcctRecord>();

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { TerminalState } from '../../ledger/states.js';
 import { markUnfinished, restateEnd } from '../../ledger/transitions.js';
-import type { CancelRequest } from '../../runner/group.js';
+import { cancelRequests } from '../cluster/cancels.js';
 import { elementEnds } from './accounting.js';
 import {
   type Element,
@@ -59,29 +58,6 @@ function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candida
     if (element) out.push({ ...r, key, element });
   }
   return out;
-}
-
-/** The tasks drover cancel was asked to cancel in this launch ('all' for every one). */
-export function cancelRequests(launchDir: string): Set<number> | 'all' {
-  const dir = path.join(launchDir, 'cancel');
-  const tasks = new Set<number>();
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return tasks;
-  }
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    try {
-      const req = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CancelRequest;
-      if (req.tasks === 'all') return 'all';
-      for (const t of req.tasks) tasks.add(t);
-    } catch {
-      // being written: the next refresh reads it
-    }
-  }
-  return tasks;
 }
 
 /** Group keys whose runner wrote records (runner names are `g<key>.<host>.<pid>`). */
