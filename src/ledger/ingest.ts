@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { readFrom } from '../files.js';
 import { type AttemptRecord, parseRecords, type StartRecord } from '../runner/records.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
@@ -12,23 +13,10 @@ export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
 
 /** Read new bytes of one record file past the ingested offset: complete lines only. */
 function readNew(file: string, offset: number): { text: string; end: number } | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    if (size <= offset) return undefined;
-    const buf = Buffer.allocUnsafe(size - offset);
-    const n = fs.readSync(fd, buf, 0, buf.length, offset);
-    const lastNl = buf.subarray(0, n).lastIndexOf(0x0a);
-    if (lastNl < 0) return undefined;
-    return { text: buf.toString('utf8', 0, lastNl + 1), end: offset + lastNl + 1 };
-  } finally {
-    fs.closeSync(fd);
-  }
+  const buf = readFrom(file, () => offset)?.buf;
+  const lastNl = buf ? buf.lastIndexOf(0x0a) : -1;
+  if (!buf || lastNl < 0) return undefined;
+  return { text: buf.toString('utf8', 0, lastNl + 1), end: offset + lastNl + 1 };
 }
 
 /**

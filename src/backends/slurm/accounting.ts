@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { readFrom } from '../../files.js';
 import { expandBlocks, parseBlocks } from '../../tasklist/tasklist.js';
 import type { Accounting } from './cluster-config.js';
 import { slurmSync } from './commands.js';
@@ -81,39 +81,7 @@ export function parseElementOutput(tail: string): ElementEnd | undefined {
 
 /** The last `bytes` of a file, or undefined when it does not exist. */
 export function fileTail(file: string, bytes = 8192): string | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    const start = Math.max(0, size - bytes);
-    const buf = Buffer.alloc(size - start);
-    fs.readSync(fd, buf, 0, buf.length, start);
-    return buf.toString('utf8');
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function readFrom(file: string, offset: number): string {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const size = fs.fstatSync(fd).size;
-    const from = size < offset ? 0 : offset; // a smaller file was rotated: read it all
-    const buf = Buffer.alloc(size - from);
-    fs.readSync(fd, buf, 0, buf.length, from);
-    return buf.toString('utf8');
-  } finally {
-    fs.closeSync(fd);
-  }
+  return readFrom(file, (size) => size - bytes)?.buf.toString('utf8');
 }
 
 /** Slurm's time format for sacct --starttime (local time), from unix seconds. */
@@ -138,7 +106,10 @@ export function elementEnds(
   const arrayIds = new Set(gone.map((e) => e.arrayId));
   let ends = new Map<string, ElementEnd>();
   if (arrayIds.size > 0 && accounting.kind === 'jobcomp') {
-    ends = parseJobcomp(readFrom(accounting.file, accounting.offset), arrayIds);
+    // A file smaller than the offset was rotated: read it all.
+    const { offset } = accounting;
+    const text = readFrom(accounting.file, (size) => (size < offset ? 0 : offset))?.buf.toString('utf8');
+    ends = parseJobcomp(text ?? '', arrayIds);
   } else if (arrayIds.size > 0 && accounting.kind === 'sacct') {
     const r = slurmSync('sacct', [
       '-n',
