@@ -68,8 +68,7 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
             except OSError as e:
                 if e.errno == errno.ENOEXEC:
                     os.execve(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env)
-                os.write(2, b'drover: cannot execute ' + argv[0] + b': ' + os.strerror(e.errno).encode() + b'\n')
-                os._exit(127 if e.errno == errno.ENOENT else 126)
+                os._exit(cannot_execute(2, argv[0], e.errno))
         finally:
             os._exit(126)
     return pid
@@ -92,15 +91,12 @@ def start(slot, f):
         os.close(ofd)
         return fail(id, slot, -1, argv[0], errno.EACCES)
     try:
+        path = argv[0] if b'/' in argv[0] else which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
+        if path is None:
+            return fail(id, slot, efd, argv[0], errno.ENOENT)
         if cwd != start_dir:
-            path = argv[0] if b'/' in argv[0] else which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
-            if path is None:
-                return fail(id, slot, efd, argv[0], errno.ENOENT)
             pid = spawn_in(cwd, path, argv, env, ofd, efd)
         else:
-            path = argv[0] if b'/' in argv[0] else which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
-            if path is None:
-                return fail(id, slot, efd, argv[0], errno.ENOENT)
             try:
                 pid = spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
