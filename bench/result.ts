@@ -8,6 +8,13 @@ export interface Side {
   /** CPU time (user + system, whole process tree) of each sample, ms, when measured. */
   cpu_samples?: number[];
   cpu_median?: number;
+  /** What the samples measure when not milliseconds (e.g. `MB`). */
+  unit?: 'MB';
+}
+
+/** A side's median for people, in its unit. */
+export function fmtMedian(s: Side): string {
+  return s.unit === 'MB' ? `${s.median.toFixed(1)} MB` : fmtMs(s.median);
 }
 
 /**
@@ -42,8 +49,8 @@ export interface Result {
 }
 
 /** A side from its samples. */
-export function side(label: string, samples: number[], cpu?: number[]): Side {
-  const s: Side = { label, samples, median: median(samples) };
+export function side(label: string, samples: number[], cpu?: number[], unit?: 'MB'): Side {
+  const s: Side = { label, samples, median: median(samples), ...(unit ? { unit } : {}) };
   if (cpu && cpu.length > 0 && cpu.every(Number.isFinite)) {
     s.cpu_samples = cpu;
     s.cpu_median = median(cpu);
@@ -98,10 +105,10 @@ export function resultLine(r: Result): string {
   }
   const d = r.drover!;
   const ref = r.reference;
-  const parts = [`drover ${fmtMs(d.median)}`];
+  const parts = [`drover ${fmtMedian(d)}`];
   if (ref)
     parts.push(
-      `${ref.label} ${fmtMs(ref.median)}`,
+      `${ref.label} ${fmtMedian(ref)}`,
       `ratio ${fmtRatio(r.ratio)} (paired ${fmtRatio(r.paired_ratio)})`,
     );
   if (ref && r.cpu_ratio !== undefined)
@@ -129,8 +136,8 @@ function pad(cells: string[][]): string {
 export function resultTable(results: readonly Result[]): string {
   const rows = results.map((r) => [
     r.id,
-    r.drover ? fmtMs(r.drover.median) : '-',
-    r.reference ? `${fmtMs(r.reference.median)} (${r.reference.label})` : '-',
+    r.drover ? fmtMedian(r.drover) : '-',
+    r.reference ? `${fmtMedian(r.reference)} (${r.reference.label})` : '-',
     fmtRatio(r.ratio),
     fmtRatio(r.paired_ratio),
     fmtRatio(r.cpu_ratio),
@@ -146,8 +153,8 @@ export function resultTable(results: readonly Result[]): string {
 /** The results as a Markdown table, for docs/benchmarks.md (`--markdown`). */
 export function markdownTable(results: readonly Result[]): string {
   const rows = results.map((r) => {
-    const d = r.drover ? `${fmtMs(r.drover.median)}` : '-';
-    const ref = r.reference ? `${fmtMs(r.reference.median)} (${r.reference.label})` : '-';
+    const d = r.drover ? fmtMedian(r.drover) : '-';
+    const ref = r.reference ? `${fmtMedian(r.reference)} (${r.reference.label})` : '-';
     const target = r.target === undefined ? '-' : `≤ ${fmtRatio(r.target)}`;
     const cells = [
       r.id,
