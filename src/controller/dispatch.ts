@@ -72,6 +72,15 @@ export function prefetchPerSlot(avgSeconds: number | undefined): number {
   return Math.min(PREFETCH_MAX, Math.max(1, Math.ceil(0.1 / Math.max(avgSeconds, 0.001))));
 }
 
+/**
+ * True when a worker that held `count` tasks before this dispatch is low enough on prefetched tasks to be topped
+ * up: at most half its prefetch depth left. Topping up in halves, not one task per ended task, halves (and
+ * better) the answers a worker running very short tasks needs, each costing a round trip and a commit.
+ */
+export function lowOnPrefetch(count: number, slots: number, prefetch: number): boolean {
+  return count <= slots + Math.floor(prefetch / 2);
+}
+
 /** True when `demand` needs at most one slot's share of the worker's resources. */
 export function slotShaped(w: Pick<WorkerView, 'slots' | 'capacity'>, d: Resources): boolean {
   return (
@@ -112,7 +121,7 @@ export function canTake(w: WorkerView, d: Resources, prefetch: number): boolean 
  * The views are not changed; the decisions come back in the order they were made.
  */
 export function planDispatch(workers: readonly WorkerView[], launches: readonly LaunchView[]): Assignment[] {
-  const ws = workers.map((w) => ({ ...w, used: { ...w.used } }));
+  const ws = workers.map((w) => ({ ...w, used: { ...w.used }, before: w.count }));
   const ls = launches.filter((l) => l.ready > 0).map((l) => ({ ...l }));
   const out: Assignment[] = [];
   for (;;) {
@@ -123,6 +132,7 @@ export function planDispatch(workers: readonly WorkerView[], launches: readonly 
       let best: (typeof ws)[number] | undefined;
       for (const w of ws) {
         if (w.pool !== l.pool || !canTake(w, l.demand, l.prefetch * w.slots)) continue;
+        if (!fitsNow(w, l.demand) && !lowOnPrefetch(w.before, w.slots, l.prefetch * w.slots)) continue;
         if (!best || w.slots - w.count > best.slots - best.count) best = w;
       }
       if (!best) continue;

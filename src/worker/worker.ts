@@ -40,7 +40,7 @@ export interface WorkerOptions {
 
 const POLL_WAIT = 20;
 /** How long a record waits for others before a report is sent (ms). */
-const REPORT_DELAY_MS = 20;
+const REPORT_DELAY_MS = 50;
 
 /**
  * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks

@@ -51,6 +51,19 @@ test('short tasks are prefetched up to `prefetch` per slot', () => {
   assert.deepEqual(count(plan, 'worker'), { a: 3, b: 3 });
 });
 
+test('prefetched tasks are topped up in halves: not after each ended task, and never past the depth', () => {
+  // 1 slot, 10 per slot ahead: a full worker holds 11 (1 running, 10 waiting).
+  const short = launch(1, 100, res(1), { prefetch: 10 });
+  const holding = (n: number) => worker('a', 1, res(1), { used: res(1), count: n });
+  assert.equal(planDispatch([holding(11)], [short]).length, 0, 'full');
+  assert.equal(planDispatch([holding(10)], [short]).length, 0, 'one ended: no answer for one task');
+  assert.equal(planDispatch([holding(7)], [short]).length, 0, 'four ended: still more than half left');
+  assert.equal(planDispatch([holding(6)], [short]).length, 5, 'half left: topped up to full');
+  assert.equal(planDispatch([holding(1)], [short]).length, 10);
+  // A free slot is always filled, low on prefetch or not.
+  assert.equal(planDispatch([worker('b', 1)], [short]).length, 11);
+});
+
 test('resource-aware: CPUs, GPUs and memory of a task against a worker’s free capacity', () => {
   // 4 CPUs, 2 GPUs, 8 GiB, 4 slots: tasks of 2 CPUs and 1 GPU fit twice.
   const w = worker('a', 4, res(4, 2, 8192));
