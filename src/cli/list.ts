@@ -20,13 +20,18 @@ interface ListOptions {
 /** Register `drover list`. */
 export function registerList(program: Command): void {
   program
-    .command('list')
+    .command('list [job]')
     .description('tasks with their command, tag, state, exit code and attempts')
-    .option('--jobname <job>', 'only this job (default: every job)')
+    .option('--jobname <job>', 'only this job (default: every job); `drover list JOB` says the same')
     .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
     .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
     .option('--json', 'print a JSON array, one object per task')
-    .action((opts: ListOptions) => list(opts));
+    .action((job: string | undefined, opts: ListOptions) => {
+      if (job !== undefined && opts.jobname !== undefined && job !== opts.jobname) {
+        throw usageError(`list: job '${job}' and --jobname '${opts.jobname}' differ: give one of them`);
+      }
+      list(job === undefined ? opts : { ...opts, jobname: job });
+    });
 }
 
 function parseStates(text: string): State[] {

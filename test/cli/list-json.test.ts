@@ -97,3 +97,29 @@ test('list --json of a job larger than one chunk, and of every job: each task on
   const none = await runDrover(['list', '--jobname', 'big', '--state', 'failed', '--json'], { cwd });
   assert.equal(none.stdout, '[]\n');
 });
+
+test('drover list JOB is drover list --jobname JOB; two different jobs are refused', async (t) => {
+  const cwd = tempWorkspace(t);
+  for (const job of ['A', 'B']) {
+    const pre = await runDrover(
+      ['prelaunch', '+command', `run ${job}`, '+jobname', job, '+pos-arg', '1', '2', '+q'],
+      {
+        cwd,
+      },
+    );
+    assert.equal(pre.code, 0, pre.stderr);
+  }
+  const byName = await droverJson<ListedTask[]>(['list', 'B', '--json'], { cwd });
+  assert.deepEqual(
+    byName.map((r) => [r.task, r.command]),
+    [
+      [1, 'run B 1'],
+      [2, 'run B 2'],
+    ],
+  );
+  assert.deepEqual(await droverJson<ListedTask[]>(['list', '--jobname', 'B', '--json'], { cwd }), byName);
+  const both = await runDrover(['list', 'A', '--jobname', 'B'], { cwd });
+  assert.equal(both.code, 2);
+  assert.match(both.stderr, /job 'A' and --jobname 'B' differ/);
+  assert.equal(both.stderr.trim().split('\n').length, 1);
+});
