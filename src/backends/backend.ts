@@ -44,6 +44,22 @@ export interface SubmitRequest {
   drover: { bin: string; node: string };
 }
 
+/** What `launch --dry-run` asks a cluster backend: its submissions for these tasks, with nothing written. */
+export interface PreviewRequest {
+  job: string;
+  tasks: LaunchTask[];
+  request: LaunchRequest;
+  config: Record<string, string>;
+  /** The folder the launch would get (its scripts and logs go there). */
+  dir: string;
+}
+
+/** The scheduler commands a launch would run, as argv (program first), and what to know about them. */
+export interface Preview {
+  commands: string[][];
+  warnings: string[];
+}
+
 /** What a backend says about a submission, for the summary and --json. */
 export interface SubmitResult {
   /** Backend handles, stored with the launch (array job ids, ...). */
@@ -63,6 +79,8 @@ export interface Backend {
   readonly name: string;
   /** Submit a launch to the scheduler (cluster backends). Bad requests throw usage errors before submitting. */
   submit?(req: SubmitRequest): Promise<SubmitResult>;
+  /** The submissions `submit` would make (cluster backends), for `launch --dry-run`. Runs no submit command. */
+  preview?(req: PreviewRequest): Preview;
   /**
    * Fill in what runners could not record (after their records were ingested): tasks whose runner or scheduler
    * entry is gone without a final record become `lost`, scheduler facts such as pending or timeout are applied.

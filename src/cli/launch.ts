@@ -2,14 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { LaunchRequest } from '../backends/backend.js';
+import { shellQuote } from '../backends/cluster/wrapper.js';
 import { launchOnPool, type PoolLaunchOptions } from '../backends/pool/launch.js';
 import { refresh } from '../backends/refresh.js';
+import { backendFor } from '../backends/registry.js';
 import { type BackendName, backendConfig, BACKENDS as CONFIG_BACKENDS } from '../config/config.js';
 import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
-import { jobNotFound } from '../ledger/jobs.js';
+import { type JobRow, jobNotFound } from '../ledger/jobs.js';
 import { createLaunch } from '../ledger/launches.js';
 import { taskIdsWhere } from '../ledger/queries.js';
 import type { RunSettings } from '../runner/group.js';
@@ -124,7 +126,10 @@ export function registerLaunch(program: Command): void {
       5,
     )
     .option('--venv <path>', 'activate this Python virtualenv for each task')
-    .option('--dry-run', 'show what would run and record nothing but the history')
+    .option(
+      '--dry-run',
+      'show what would run (on a cluster: the sbatch/qsub commands, as the launch would run them) and record nothing but the history',
+    )
     .option('--detach', 'local: run in the background and return at once')
     .option('--json', 'print the launch (and, in the foreground, its final counts) as JSON')
     .option('-q, --quiet', 'no progress display')
@@ -199,6 +204,67 @@ function refuseActive(ws: Workspace, jobId: number, jobname: string, ids: readon
   }
 }
 
+/**
+ * `--dry-run`: say what would run — for a cluster backend the scheduler commands too, exactly as a launch
+ * would run them — and record nothing but the history.
+ */
+function dryRun(
+  ws: Workspace,
+  job: JobRow,
+  backend: BackendName,
+  ids: readonly number[],
+  request: LaunchRequest,
+  config: Record<string, string>,
+  argv: readonly string[],
+  json: boolean,
+): number {
+  const wanted = new Set(ids);
+  const tasks = (
+    ws.ledger
+      .stmt('SELECT id, command, tag, attempts FROM tasks WHERE job_id = ? ORDER BY id')
+      .all(job.id) as { id: number; command: string; tag: string; attempts: number }[]
+  )
+    .filter((r) => wanted.has(r.id))
+    .map((r) => ({ id: r.id, command: r.command, tag: r.tag, attempt: r.attempts + 1 }));
+  const preview = backendFor(backend).preview?.({
+    job: job.name,
+    tasks,
+    request,
+    config,
+    dir: path.join(path.dirname(ws.paths.launchDir(job.name, 1)), NEXT_LAUNCH),
+  });
+  recordHistory(ws.ledger, { kind: 'launch', jobname: job.name, argv, dryRun: true });
+  if (json) {
+    printJson({
+      jobname: job.name,
+      launch: null,
+      backend,
+      dry_run: true,
+      tasks: ids.length,
+      tasklist: condenseIds(ids),
+      submissions: preview?.commands ?? [],
+      warnings: preview?.warnings ?? [],
+    });
+    return 0;
+  }
+  note(`would launch ${ids.length} task(s) of job '${job.name}' on ${backend}: tasklist ${condenseIds(ids)}`);
+  if (preview) {
+    for (const w of preview.warnings) note(`drover: warning: ${w}`);
+    note(`with ${preview.commands.length} submission(s) (${NEXT_LAUNCH} is the launch's number):`);
+    for (const c of preview.commands) note(`  ${c.map(displayArg).join(' ')}`);
+  }
+  process.stdout.write(tasks.map((t) => `${t.id}\t${t.command}\n`).join(''));
+  return 0;
+}
+
+/** The launch number in the paths a dry run shows (a launch gets its number when it is made). */
+const NEXT_LAUNCH = '<N>';
+
+/** An argument as a shell would need it typed: bare when safe, else single-quoted. */
+function displayArg(a: string): string {
+  return /^[\w@%+=:,./-]+$/.test(a.replaceAll(NEXT_LAUNCH, 'N')) ? a : shellQuote(a);
+}
+
 /** Make the one-task job of `--command`; refuses to overwrite a job with other tasks. */
 function commandJob(ws: Workspace, opts: LaunchOptions): string {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -261,24 +327,6 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     return 0;
   }
   const config = CONFIG_BACKENDS.includes(backend) ? backendConfig(ws.paths.localConfig, backend) : {};
-  if (opts.dryRun) {
-    recordHistory(ws.ledger, { kind: 'launch', jobname, argv, dryRun: true });
-    note(
-      `would launch ${ids.length} task(s) of job '${jobname}' on ${backend}: tasklist ${condenseIds(ids)}`,
-    );
-    const wanted = new Set(ids);
-    const rows = ws.ledger.stmt('SELECT id, command FROM tasks WHERE job_id = ? ORDER BY id').all(job.id) as {
-      id: number;
-      command: string;
-    }[];
-    process.stdout.write(
-      rows
-        .filter((r) => wanted.has(r.id))
-        .map((r) => `${r.id}\t${r.command}\n`)
-        .join(''),
-    );
-    return 0;
-  }
   const maxTasks = opts.maxTasks ?? (config.max_tasks ? Number(config.max_tasks) : undefined);
   const request: LaunchRequest = {
     ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
@@ -294,6 +342,7 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     ...(opts.after !== undefined ? { after: opts.after } : {}),
     extraArgs,
   };
+  if (opts.dryRun) return dryRun(ws, job, backend, ids, request, config, argv, opts.json === true);
   const { launch, tasks } = createLaunch(
     ws.ledger,
     job,

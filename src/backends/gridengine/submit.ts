@@ -5,7 +5,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import { type GroupTask, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../runner/single.js';
 import { condenseIds } from '../../tasklist/tasklist.js';
-import type { SubmitRequest, SubmitResult } from '../backend.js';
+import type { Preview, PreviewRequest, SubmitRequest, SubmitResult } from '../backend.js';
 import { planSubmissions, type Submission } from '../cluster/plan.js';
 import { qdel, qdelElements, qsub } from './commands.js';
 import {
@@ -48,6 +48,59 @@ function plan(tasks: readonly LaunchTask[], tasksPerNode: number) {
     );
   }
   return { keys, groups, subs };
+}
+
+/**
+ * The qsub argv of each submission (after `qsub`), for the script in `launchDir`: the one plan behind both
+ * `submit` and `--dry-run`'s preview.
+ */
+function qsubArgvs(
+  subs: readonly Submission[],
+  job: string,
+  launchDir: string,
+  res: ReturnType<typeof elementResources>,
+  extraArgs: readonly string[],
+): string[][] {
+  const logDir = elementDir(launchDir);
+  const base = [
+    '-terse',
+    '-notify',
+    '-V',
+    '-N',
+    sanitizeJobName(job),
+    '-S',
+    '/bin/bash',
+    '-cwd',
+    '-o',
+    path.join(logDir, '$JOB_ID.$TASK_ID.out'),
+    '-e',
+    path.join(logDir, '$JOB_ID.$TASK_ID.err'),
+    ...res.args,
+    ...extraArgs,
+  ];
+  return subs.map((sub) => [...base, '-t', rangeOf(sub), scriptPath(launchDir), String(sub.offset)]);
+}
+
+/** The script every element of a launch runs. */
+function scriptPath(launchDir: string): string {
+  return path.join(launchDir, 'element.sh');
+}
+
+/** `launch --dry-run`: the qsub commands a launch would run. Submits nothing. */
+export function previewGridEngine(req: PreviewRequest): Preview {
+  const res = elementResources(req.request, req.config);
+  const { subs } = plan(req.tasks, req.request.tasksPerNode);
+  const warnings = [...res.warnings];
+  if (req.request.maxTasks !== undefined && subs.length > 1)
+    warnings.push(perJobThrottle(req.request.maxTasks, subs.length));
+  return {
+    commands: qsubArgvs(subs, req.job, req.dir, res, req.request.extraArgs).map((a) => ['qsub', ...a]),
+    warnings,
+  };
+}
+
+function perJobThrottle(maxTasks: number, arrays: number): string {
+  return `--max-tasks ${maxTasks} applies to each of the ${arrays} array jobs (Grid Engine's -tc is per job)`;
 }
 
 /** `first-last:step` of a submission's one block. */
@@ -122,33 +175,16 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
         ...writeSingleRunner(launch.dir, new Map(groups.map((g) => [g.key, toGroupTask(g.tasks[0]!)]))),
         env: singleEnv(settings),
       };
-  const script = path.join(launch.dir, 'element.sh');
+  const script = scriptPath(launch.dir);
   const spec = { ...req.drover, launchFile: launchPath, config, settings, ...(single ? { single } : {}) };
   fs.writeFileSync(script, elementScript(spec, logDir), { mode: 0o755 });
 
-  const jobName = sanitizeJobName(req.settings.job);
-  const base = [
-    '-terse',
-    '-notify',
-    '-V',
-    '-N',
-    jobName,
-    '-S',
-    '/bin/bash',
-    '-cwd',
-    '-o',
-    path.join(logDir, '$JOB_ID.$TASK_ID.out'),
-    '-e',
-    path.join(logDir, '$JOB_ID.$TASK_ID.err'),
-    ...res.args,
-    ...request.extraArgs,
-  ];
+  const argvs = qsubArgvs(subs, req.settings.job, launch.dir, res, request.extraArgs);
   const arrays: GridEngineArray[] = [];
   try {
-    for (const sub of subs) {
-      const range = rangeOf(sub);
-      const id = qsub([...base, '-t', range, script, String(sub.offset)], req.settings.cwd);
-      arrays.push({ id, offset: sub.offset, range });
+    for (const [i, sub] of subs.entries()) {
+      const id = qsub(argvs[i]!, req.settings.cwd);
+      arrays.push({ id, offset: sub.offset, range: rangeOf(sub) });
     }
   } catch (err) {
     for (const a of arrays) qdel(a.id);
@@ -159,9 +195,7 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
 
   const warnings = [...res.warnings];
   if (request.maxTasks !== undefined && arrays.length > 1) {
-    warnings.push(
-      `--max-tasks ${request.maxTasks} applies to each of the ${arrays.length} array jobs (Grid Engine's -tc is per job)`,
-    );
+    warnings.push(perJobThrottle(request.maxTasks, arrays.length));
   }
   const handles: GridEngineHandles = { arrays, tasksPerNode: request.tasksPerNode, keys };
   const what = packed

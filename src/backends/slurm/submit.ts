@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
+import type { LaunchTask } from '../../ledger/launches.js';
 import type { GroupTask, LaunchFile, RunSettings } from '../../runner/group.js';
 import { writeFileAtomic } from '../../runner/group.js';
 import { formatBlocks } from '../../tasklist/tasklist.js';
-import type { LaunchRequest, SubmitRequest, SubmitResult } from '../backend.js';
+import type { LaunchRequest, Preview, PreviewRequest, SubmitRequest, SubmitResult } from '../backend.js';
 import { planGroups, planSubmissions } from '../cluster/plan.js';
 import { wrapperScript } from '../cluster/wrapper.js';
-import { chooseAccounting, readClusterConfig } from './cluster-config.js';
+import { type ClusterConfig, chooseAccounting, readClusterConfig } from './cluster-config.js';
 import { slurmAsync, slurmSync } from './commands.js';
 import { elementPython } from './element-python.js';
 import { elementRunnerFits, elementScript, elementTable } from './element-script.js';
@@ -34,12 +35,12 @@ export function runnerSettings(base: RunSettings, req: LaunchRequest): RunSettin
   };
 }
 
-/** Write the launch's files: launch.json, the element runner when it fits, and the wrapper. Returns the wrapper. */
+/** Write the launch's files: launch.json, the element runner when it fits, and the wrapper. */
 function writeLaunchFiles(
   req: SubmitRequest,
   settings: RunSettings,
   groups: ReturnType<typeof planGroups>,
-): string {
+): void {
   const dir = req.launch.dir;
   const launchPath = path.join(dir, 'launch.json');
   const toGroupTask = (t: { id: number; command: string; attempt: number }): GroupTask => ({
@@ -69,7 +70,7 @@ function writeLaunchFiles(
     writeFileAtomic(script, elementScript({ settings, tableFile, tasksPerNode, ...req.drover, python }));
     runner = { node: 'source', bin: script }; // run by the wrapper's own bash: one bash per element
   }
-  const wrapper = path.join(dir, 'slurm.sh');
+  const wrapper = wrapperPath(dir);
   writeFileAtomic(
     wrapper,
     wrapperScript({
@@ -81,7 +82,58 @@ function writeLaunchFiles(
     }),
   );
   fs.chmodSync(wrapper, 0o755);
-  return wrapper;
+}
+
+/** The wrapper script every element of a launch runs. */
+function wrapperPath(launchDir: string): string {
+  return path.join(launchDir, 'slurm.sh');
+}
+
+/** Slurm's default MaxArraySize, assumed by a preview when the cluster cannot be asked. */
+const DEFAULT_MAX_ARRAY_SIZE = 1001;
+
+/**
+ * What a launch becomes: its groups (elements), and one `sbatch` argv per array within the cluster's
+ * MaxArraySize. The one plan behind both `submit` and `--dry-run`'s preview.
+ */
+function plan(
+  tasks: readonly LaunchTask[],
+  request: LaunchRequest,
+  job: string,
+  launchDir: string,
+  cluster: Pick<ClusterConfig, 'maxArraySize' | 'maxArrayTasks'>,
+) {
+  if (cluster.maxArraySize < 2) {
+    throw new DroverError(
+      'backend',
+      `this cluster's MaxArraySize=${cluster.maxArraySize} allows no job arrays: ask its admins to raise it`,
+    );
+  }
+  const groups = planGroups(tasks, request.tasksPerNode);
+  const subs = planSubmissions(
+    groups.map((g) => g.key),
+    { maxIndex: cluster.maxArraySize - 1, maxCount: cluster.maxArrayTasks, oneRangePerSubmission: false },
+  );
+  const common = sbatchCommonArgs(request, job, elementOutPattern(launchDir));
+  const wrapper = wrapperPath(launchDir);
+  return { groups, subs: subs.map((sub) => ({ sub, argv: sbatchArgs(sub, common, request, wrapper) })) };
+}
+
+/** `launch --dry-run`: the sbatch commands a launch would run. Asks the cluster its limits, submits nothing. */
+export function previewSlurm(req: PreviewRequest): Preview {
+  checkSlurmRequest(req.request);
+  const warnings = feasibilityWarnings(req.request);
+  let cluster: Pick<ClusterConfig, 'maxArraySize' | 'maxArrayTasks'>;
+  try {
+    cluster = readClusterConfig();
+  } catch (err) {
+    cluster = { maxArraySize: DEFAULT_MAX_ARRAY_SIZE, maxArrayTasks: DEFAULT_MAX_ARRAY_SIZE };
+    warnings.push(
+      `could not read the cluster's MaxArraySize (${(err as Error).message}): arrays split as for Slurm's default ${DEFAULT_MAX_ARRAY_SIZE}`,
+    );
+  }
+  const { subs } = plan(req.tasks, req.request, req.job, req.dir, cluster);
+  return { commands: subs.map((s) => ['sbatch', ...s.argv]), warnings };
 }
 
 /** Stop arrays already submitted when a later submission of the same launch failed (best effort). */
@@ -106,26 +158,15 @@ export async function submitSlurm(req: SubmitRequest): Promise<SubmitResult> {
   const request = req.request;
   checkSlurmRequest(request);
   const cluster = readClusterConfig();
-  if (cluster.maxArraySize < 2) {
-    throw new DroverError(
-      'backend',
-      `this cluster's MaxArraySize=${cluster.maxArraySize} allows no job arrays: ask its admins to raise it`,
-    );
-  }
   const settings = runnerSettings(req.settings, request);
-  const groups = planGroups(req.tasks, request.tasksPerNode);
-  const wrapper = writeLaunchFiles(req, settings, groups);
+  const { groups, subs } = plan(req.tasks, request, settings.job, req.launch.dir, cluster);
+  writeLaunchFiles(req, settings, groups);
   const warnings = feasibilityWarnings(request);
-  const subs = planSubmissions(
-    groups.map((g) => g.key),
-    { maxIndex: cluster.maxArraySize - 1, maxCount: cluster.maxArrayTasks, oneRangePerSubmission: false },
-  );
-  const common = sbatchCommonArgs(request, settings.job, elementOutPattern(req.launch.dir));
   const accounting = chooseAccounting(cluster);
   const arrays: SlurmArray[] = [];
   try {
-    for (const sub of subs) {
-      const r = await slurmAsync('sbatch', sbatchArgs(sub, common, request, wrapper));
+    for (const { sub, argv } of subs) {
+      const r = await slurmAsync('sbatch', argv);
       if (r.status !== 0) throw sbatchRefusal(r);
       const id = parseJobId(r.stdout);
       if (id === undefined)

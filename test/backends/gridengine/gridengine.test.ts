@@ -88,6 +88,31 @@ describe('Grid Engine backend on a real cluster', { concurrency: 4 }, () => {
         '+pos-arg',
         ...Array.from({ length: 12 }, (_, i) => `v${i + 1}`),
       );
+      // --dry-run shows the three qsub commands (one per block) and writes nothing.
+      const dry = await droverJson<{ tasks: number; tasklist: string; submissions: string[][] }>(
+        [
+          'launch',
+          '--backend',
+          'gridengine',
+          '--jobname',
+          'B',
+          '--tasklist',
+          '1-2,5,8-12:2',
+          '--dry-run',
+          '--json',
+        ],
+        { cwd },
+      );
+      assert.equal(dry.tasklist, '1-2,5,8-12:2');
+      assert.deepEqual(
+        dry.submissions.map((c) => [c[0], c[c.indexOf('-t') + 1], c.at(-2)!.endsWith('/element.sh')]),
+        [
+          ['qsub', '1-2:1', true],
+          ['qsub', '5-5:1', true],
+          ['qsub', '8-12:2', true],
+        ],
+      );
+      assert.deepEqual((await status('B', { cwd })).launches, [], 'a dry run makes no launch');
       const l = await launch(cwd, 'B', '--tasklist', '1-2,5,8-12:2');
       assert.deepEqual(
         l.handles.arrays.map((a) => [a.range, a.offset]),

@@ -8,6 +8,7 @@ import { counts, list, status } from '../../helpers/contract.js';
 import { droverJson, lines, repoRoot, runDrover, startDrover } from '../../helpers/drover.js';
 import { waitFor, writeScript } from '../../helpers/workspace.js';
 import {
+  arrayIds,
   jobField,
   maxArraySize,
   queued,
@@ -410,6 +411,32 @@ describe('drover on a Slurm with MaxArraySize=10', { skip: SLURM_SKIP || noResta
       'if [ "$DROVER_ATTEMPT" = 1 ]; then case $1 in 3) exit 3;; 20) exit 20;; esac; fi\necho "$1"\n',
     );
     await prelaunch(cwd, 'M', 'sh f.sh', range(25));
+    // --dry-run asks the cluster its MaxArraySize and shows the three sbatch commands, writing nothing.
+    const dry = await droverJson<{ launch: null; tasks: number; submissions: string[][] }>(
+      ['launch', '--backend', 'slurm', '--jobname', 'M', '--dry-run', '--json', '--', '--comment', 'a b'],
+      { cwd },
+    );
+    assert.equal(dry.tasks, 25);
+    assert.deepEqual(
+      dry.submissions.map((c) => [
+        c[0],
+        c.find((a) => a.startsWith('--array=')),
+        c.at(-1),
+        c.at(-3),
+        c.at(-4),
+      ]),
+      [
+        ['sbatch', '--array=1-9', '0', 'a b', '--comment'],
+        ['sbatch', '--array=1-9', '9', 'a b', '--comment'],
+        ['sbatch', '--array=1-7', '18', 'a b', '--comment'],
+      ],
+    );
+    assert.deepEqual((await status('M', { cwd })).launches, [], 'a dry run makes no launch');
+    assert.deepEqual(arrayIds(cwd), []);
+    const human = await runDrover(['launch', '--backend', 'slurm', '--jobname', 'M', '--dry-run'], { cwd });
+    assert.equal(human.code, 0, human.stderr);
+    assert.equal(human.stdout.split('\n')[0], '1\tsh f.sh 1');
+    assert.match(human.stderr, /^ {2}sbatch --parsable --array=1-7 .*slurm\.sh 18$/m);
     const l = await launch(cwd, 'M');
     assert.deepEqual(
       l.handles.arrays.map((a) => [a.offset, a.array]),
