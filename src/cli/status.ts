@@ -145,7 +145,7 @@ function status(name: string | undefined, json: boolean): void {
   }
   if (s.slowest.length > 0) {
     process.stdout.write(
-      `\nslowest: ${s.slowest.map((a) => `${a.task}${a.attempt > 1 ? ` (attempt ${a.attempt})` : ''} ${formatDuration(a.seconds)}`).join(', ')}\n`,
+      `\nslowest: ${s.slowest.map((a) => `${a.task} (${a.attempt > 1 ? `attempt ${a.attempt}, ` : ''}${formatDuration(a.seconds)})`).join(', ')}\n`,
     );
   }
   if (s.failed.length > 0) {
