@@ -14,7 +14,7 @@ import { LOCAL_BENCHMARKS, type LocalBenchmark, runLocal } from './local/index.j
 import { runPool } from './pool.js';
 import { markdownTable, type Result, resultLine, resultTable } from './result.js';
 import { runSlurm } from './slurm.js';
-import { cleanupTemp, REPO_ROOT, staleBuildWarning } from './util.js';
+import { cleanupTemp, fileCreateMs, REPO_ROOT, SLOW_FILE_CREATE_MS, staleBuildWarning } from './util.js';
 
 const MODES = ['local', 'slurm', 'gridengine', 'pool', 'all'] as const;
 type Mode = (typeof MODES)[number];
@@ -135,10 +135,11 @@ function main(): number {
     platform: `${os.platform()} ${os.release()}`,
     node: process.version,
     loadavg_at_start: os.loadavg().map((x) => Number(x.toFixed(2))),
+    file_create_1000_ms_at_start: Number(fileCreateMs().toFixed(1)),
   };
   const started = new Date();
   process.stdout.write(
-    `drover ${pkg.version} (${commit() ?? 'no git'}) · node ${machine.node} · ${machine.cores} cores · load ${machine.loadavg_at_start.join(' ')} · ${started.toISOString()}\n`,
+    `drover ${pkg.version} (${commit() ?? 'no git'}) · node ${machine.node} · ${machine.cores} cores · load ${machine.loadavg_at_start.join(' ')} · 1000 file creates ${machine.file_create_1000_ms_at_start} ms · ${started.toISOString()}\n`,
   );
   process.stdout.write(
     `repeat ${args.repeat} (version and status: ${args.repeat * 6}); medians; ratio = drover / reference (paired: median of per-repetition ratios)\n\n`,
@@ -200,6 +201,13 @@ function main(): number {
       ? `load average reached ${busiest} on ${machine.cores} cores: other work ran meanwhile, the figures are noisy (ratios are measured side by side, but re-run on a quiet machine)`
       : undefined;
   if (loadWarning) process.stdout.write(`\nWARNING: ${loadWarning}\n`);
+  const createEnd = Number(fileCreateMs().toFixed(1));
+  const slowest = Math.max(machine.file_create_1000_ms_at_start, createEnd);
+  const diskWarning =
+    slowest > SLOW_FILE_CREATE_MS
+      ? `creating files was slow on this disk (1000 empty files: ${machine.file_create_1000_ms_at_start} ms at the start, ${createEnd} ms at the end; under ${SLOW_FILE_CREATE_MS} ms when quiet): the sides that write a log file per task (drover, xargs-logs) are slowed most; re-run later (docs/benchmarks.md)`
+      : undefined;
+  if (diskWarning) process.stdout.write(`\nWARNING: ${diskWarning}\n`);
 
   fs.mkdirSync(path.dirname(args.out), { recursive: true });
   const doc = {
@@ -207,11 +215,11 @@ function main(): number {
     commit: commit() ?? null,
     started_at: started.toISOString(),
     finished_at: new Date().toISOString(),
-    machine: { ...machine, loadavg_at_end: loadEnd },
+    machine: { ...machine, loadavg_at_end: loadEnd, file_create_1000_ms_at_end: createEnd },
     mode: args.mode,
     repeat: args.repeat,
     skipped_modes: skippedModes,
-    warnings: [stale, loadWarning].filter((w) => w !== undefined),
+    warnings: [stale, loadWarning, diskWarning].filter((w) => w !== undefined),
     results,
   };
   fs.writeFileSync(args.out, `${JSON.stringify(doc, null, 2)}\n`);

@@ -128,6 +128,22 @@ export function removeDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * Milliseconds to create 1000 empty files in a fresh folder. On an ext4 mounted with `discard` (these VMs),
+ * creating files gets 10–40× slower for a while after many files were deleted, and the benchmark sides that
+ * write a log file per task suffer most; the harness measures this before and after, and warns.
+ */
+export function fileCreateMs(): number {
+  const dir = tempDir('probe');
+  const t0 = performance.now();
+  for (let i = 0; i < 1000; i++) fs.closeSync(fs.openSync(path.join(dir, String(i)), 'w'));
+  // Left for cleanupTemp at the end: deleting them now would slow the next benchmark's file creation.
+  return performance.now() - t0;
+}
+
+/** Above this, `fileCreateMs` says the disk is in its slow state (normally 20–60 ms here). */
+export const SLOW_FILE_CREATE_MS = 250;
+
 /** Remove every folder `tempDir` made. */
 export function cleanupTemp(): void {
   for (const dir of made) removeDir(dir);
