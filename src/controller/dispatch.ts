@@ -109,11 +109,19 @@ export function couldEverFit(w: Pick<WorkerView, 'capacity'>, d: Resources): boo
   );
 }
 
-/** True when the worker may take a task needing `d`: it fits now, or it may wait there as prefetch. */
-export function canTake(w: WorkerView, d: Resources, prefetch: number): boolean {
+/**
+ * True when the worker may take a task needing `d`: it fits now, or it may wait there as prefetch — when the
+ * worker, holding `heldBefore` tasks before this dispatch, was low on prefetched tasks (see lowOnPrefetch).
+ */
+export function canTake(w: WorkerView, d: Resources, prefetch: number, heldBefore = w.count): boolean {
   if (!w.accepting) return false;
   if (fitsNow(w, d)) return true;
-  return w.slotShapedOnly && slotShaped(w, d) && w.count < w.slots + prefetch;
+  return (
+    w.slotShapedOnly &&
+    slotShaped(w, d) &&
+    w.count < w.slots + prefetch &&
+    lowOnPrefetch(heldBefore, w.slots, prefetch)
+  );
 }
 
 /**
@@ -131,8 +139,7 @@ export function planDispatch(workers: readonly WorkerView[], launches: readonly 
       if (l.ready === 0) continue;
       let best: (typeof ws)[number] | undefined;
       for (const w of ws) {
-        if (w.pool !== l.pool || !canTake(w, l.demand, l.prefetch * w.slots)) continue;
-        if (!fitsNow(w, l.demand) && !lowOnPrefetch(w.before, w.slots, l.prefetch * w.slots)) continue;
+        if (w.pool !== l.pool || !canTake(w, l.demand, l.prefetch * w.slots, w.before)) continue;
         if (!best || w.slots - w.count > best.slots - best.count) best = w;
       }
       if (!best) continue;
