@@ -12,7 +12,7 @@ import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { type JobRow, jobNotFound } from '../ledger/jobs.js';
-import { createLaunch } from '../ledger/launches.js';
+import { createLaunch, launchTasks } from '../ledger/launches.js';
 import { taskIdsWhere } from '../ledger/queries.js';
 import type { RunSettings } from '../runner/group.js';
 import { parseVisibleGpus, planSlots } from '../runner/slots.js';
@@ -218,14 +218,7 @@ function dryRun(
   argv: readonly string[],
   json: boolean,
 ): number {
-  const wanted = new Set(ids);
-  const tasks = (
-    ws.ledger
-      .stmt('SELECT id, command, tag, attempts FROM tasks WHERE job_id = ? ORDER BY id')
-      .all(job.id) as { id: number; command: string; tag: string; attempts: number }[]
-  )
-    .filter((r) => wanted.has(r.id))
-    .map((r) => ({ id: r.id, command: r.command, tag: r.tag, attempt: r.attempts + 1 }));
+  const tasks = launchTasks(ws.ledger, job.id, ids);
   const preview = backendFor(backend).preview?.({
     job: job.name,
     tasks,

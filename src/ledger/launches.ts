@@ -67,14 +67,18 @@ export function createLaunch(
         "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
       )
       .run(id, job.id, ids);
-    const tasks = ledger
-      .stmt(
-        `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks
-           WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`,
-      )
-      .all(job.id, ids) as LaunchTask[];
-    return { launch: getLaunch(ledger, id)!, tasks };
+    return { launch: getLaunch(ledger, id)!, tasks: launchTasks(ledger, job.id, taskIds) };
   });
+}
+
+/** Tasks `taskIds` of a job in id order, each with the attempt number its next run gets. */
+export function launchTasks(ledger: Ledger, jobId: number, taskIds: readonly number[]): LaunchTask[] {
+  return ledger
+    .stmt(
+      `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks
+         WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+    )
+    .all(jobId, JSON.stringify(taskIds)) as LaunchTask[];
 }
 
 /** A launch by id, or undefined. */
