@@ -5,6 +5,7 @@
  *
  * - `wait_for_children(watch, timeout)`: select on the fds in `watch` and on a pipe SIGCHLD writes to
  *   (signal.set_wakeup_fd, written by the C handler, so no ended child is missed between a reap and the select).
+ * - `reaped()`: the (pid, status) of each ended child not yet waited for, without blocking.
  * - `which(name, path)`: a program on PATH, as execvp would find it (cached).
  * - `spawn_task(path, argv, env, ofd, efd)`: posix_spawn in its own process group with stdin from /dev/null,
  *   stdout/stderr to the given fds and default signal dispositions; a script without a #! line runs with
@@ -33,6 +34,16 @@ def wait_for_children(watch, timeout):
             pass
     except BlockingIOError:
         pass
+
+def reaped():
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status
 
 def which(name, path):
     hit = _found.get((name, path))

@@ -158,13 +158,7 @@ def read_input():
     buf = buf[pos:]
 
 def reap():
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    for pid, status in reaped():
         id = task_of.pop(pid, None)
         if id is None:
             continue

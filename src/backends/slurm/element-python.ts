@@ -277,15 +277,12 @@ while True:
             except OSError:
                 pass
     wait_for_children([], max(0.0, min(1.0, next_check - now_m)))
-    while running:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
-        if pid in running:
-            ended(pid, status)
+    if running:
+        for pid, status in reaped():
+            if pid in running:
+                ended(pid, status)
+            if not running:
+                break
 rec(type='runner-end', at=now(), reason='cancelled' if cancel_all else 'done')
 flush()
 sys.exit(0 if all_ok else 1)
