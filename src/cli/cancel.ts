@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { backendFor } from '../backends/registry.js';
 import { usageError } from '../errors.js';
+import { loadJob } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
-import { getJob, jobNotFound } from '../ledger/jobs.js';
+import { jobNotFound } from '../ledger/jobs.js';
+import { activeTaskIds } from '../ledger/launches.js';
 import { activeLaunchesOf } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds, parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
@@ -44,9 +46,10 @@ async function cancel(jobname: string, opts: CancelOptions, argv: readonly strin
   if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
-  const job = getJob(ws.ledger, jobname);
+  const job = loadJob(ws, jobname, { report: note });
+  // Not only the job's tasks now: a task whose command changed may still run its earlier one.
   const wanted =
-    opts.tasklist !== undefined ? new Set(parseTasklist(opts.tasklist, job.task_count, job.name)) : undefined;
+    opts.tasklist !== undefined ? new Set(parseTasklist(opts.tasklist, job.max_task, job.name)) : undefined;
   refresh(ws.ledger, job.id);
   const plan = activeLaunchesOf(ws.ledger, job.id).map((launch) => {
     const active = (
@@ -93,13 +96,7 @@ async function cancel(jobname: string, opts: CancelOptions, argv: readonly strin
   let left = ids.length;
   for (;;) {
     refresh(ws.ledger, job.id);
-    left = (
-      ws.ledger
-        .stmt(
-          "SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN ('queued', 'running')",
-        )
-        .all(job.id) as { id: number }[]
-    ).filter((r) => target.has(r.id)).length;
+    left = activeTaskIds(ws.ledger, job.id, [...target]).length;
     if (left === 0 || Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -12,8 +12,7 @@ import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { type JobRow, jobNotFound } from '../ledger/jobs.js';
-import { createLaunch, launchTasks } from '../ledger/launches.js';
-import { taskIdsWhere } from '../ledger/queries.js';
+import { createLaunch, launchTasks, refuseActive } from '../ledger/launches.js';
 import type { RunSettings } from '../runner/group.js';
 import { parseVisibleGpus, planSlots } from '../runner/slots.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
@@ -188,23 +187,6 @@ function checkOptions(opts: LaunchOptions, extraArgs: string[]): void {
 }
 
 /**
- * Refuse to launch tasks that are queued or running in another launch: two copies of one task would run at
- * once and race for its record. The user cancels them first, or leaves them out.
- */
-function refuseActive(ws: Workspace, jobId: number, jobname: string, ids: readonly number[]): void {
-  const wanted = new Set(ids);
-  const active = taskIdsWhere(ws.ledger, jobId, (s) => s === 'queued' || s === 'running').filter((id) =>
-    wanted.has(id),
-  );
-  if (active.length > 0) {
-    const list = condenseIds(active);
-    throw usageError(
-      `task ${list} of '${jobname}' is already queued or running: wait for it, cancel it first (drover cancel ${jobname} --tasklist ${list}), or leave it out`,
-    );
-  }
-}
-
-/**
  * `--dry-run`: say what would run — for a cluster backend the scheduler commands too, exactly as a launch
  * would run them — and record nothing but the history.
  */
@@ -260,16 +242,36 @@ function displayArg(a: string): string {
 
 /** Make the one-task job of `--command`; refuses to overwrite a job with other tasks. */
 function commandJob(ws: Workspace, opts: LaunchOptions): string {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  const name = validateJobname(opts.jobname ?? `command-${stamp}`, '--jobname');
-  const file = ws.paths.jobfile(name);
   const text = serializeJobfile(new Map([[1, { command: opts.command!, tag: '' }]]));
+  if (opts.jobname === undefined) return newCommandJob(ws, text);
+  const name = validateJobname(opts.jobname, '--jobname');
+  const file = ws.paths.jobfile(name);
   if (fs.existsSync(file)) {
     if (fs.readFileSync(file, 'utf8') === text) return name;
     throw usageError(`job '${name}' already exists with other tasks: pick another --jobname for --command`);
   }
   writeJobfileAtomic(file, text);
   return name;
+}
+
+/**
+ * A new job named by the time (`command-20261201-080834`, then `-2`, `-3`... within the same second): the job's
+ * folder is made with an exclusive mkdir, so concurrent launches never share a name.
+ */
+function newCommandJob(ws: Workspace, text: string): string {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  fs.mkdirSync(path.dirname(ws.paths.jobDir('x')), { recursive: true });
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? `command-${stamp}` : `command-${stamp}-${n}`;
+    try {
+      fs.mkdirSync(ws.paths.jobDir(name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw err;
+    }
+    writeJobfileAtomic(ws.paths.jobfile(name), text);
+    return name;
+  }
 }
 
 async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly string[]): Promise<number> {
@@ -308,11 +310,14 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     return 0;
   }
   const jobname = opts.command !== undefined ? commandJob(ws, opts) : opts.jobname!;
-  const job = loadJob(ws, jobname, opts.jobfile);
+  const job = loadJob(ws, jobname, {
+    ...(opts.jobfile !== undefined ? { jobfile: opts.jobfile } : {}),
+    report: note,
+  });
   // Fresh states: --failed/--unfinished select by them, and attempt numbers continue from what was recorded.
   refresh(ws.ledger, job.id);
   const ids = selectTasks(ws.ledger, job, opts);
-  refuseActive(ws, job.id, jobname, ids);
+  refuseActive(ws.ledger, job, ids);
   if (ids.length === 0) {
     const what = opts.failed ? 'no failed tasks' : opts.unfinished ? 'no unfinished tasks' : 'no tasks';
     note(`drover: nothing to launch: job '${jobname}' has ${what}`);

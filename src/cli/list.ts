@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
-import { getJob, type JobRow, jobNotFound, listJobs, taskJson } from '../ledger/jobs.js';
+import { loadJob } from '../launch/load-job.js';
+import { type JobRow, jobNotFound, listJobs, resolveTasklist, taskJson } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { listTasks, taskJsonChunks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
 import { validateJobname } from '../sweep/index.js';
-import { parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
-import { printJson, printTable } from './output.js';
+import { parseBlocks } from '../tasklist/tasklist.js';
+import { listAttempts } from './list-attempts.js';
+import { note, printJson, printTable } from './output.js';
 import { openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {
@@ -15,6 +17,7 @@ interface ListOptions {
   tasklist?: string;
   state?: string;
   json?: boolean;
+  attempts?: boolean;
 }
 
 /** Register `drover list`. */
@@ -25,7 +28,8 @@ export function registerList(program: Command): void {
     .option('--jobname <job>', 'only this job (default: every job); `drover list JOB` says the same')
     .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
     .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
-    .option('--json', 'print a JSON array, one object per task')
+    .option('--attempts', 'every attempt instead of every task, with the command it ran (earlier commands too)')
+    .option('--json', 'print a JSON array, one object per task (per attempt with --attempts)')
     .action((job: string | undefined, opts: ListOptions) => {
       if (job !== undefined && opts.jobname !== undefined && job !== opts.jobname) {
         throw usageError(`list: job '${job}' and --jobname '${opts.jobname}' differ: give one of them`);
@@ -50,8 +54,7 @@ function listJson(ledger: Ledger, jobs: JobRow[], opts: ListOptions, states: Sta
   let first = true;
   for (const job of jobs) {
     refresh(ledger, job.id);
-    const ids =
-      opts.tasklist !== undefined ? parseTasklist(opts.tasklist, job.task_count, job.name) : undefined;
+    const ids = opts.tasklist !== undefined ? resolveTasklist(ledger, job, opts.tasklist) : undefined;
     const filter = { ...(ids ? { ids } : {}), ...(states ? { states } : {}) };
     for (const lines of taskJsonChunks(ledger, job, filter, opts.jobname === undefined)) {
       process.stdout.write(`${first ? '[\n' : ',\n'}${lines}`);
@@ -73,7 +76,21 @@ function list(opts: ListOptions): void {
     if (opts.json) printJson([]);
     return;
   }
-  const jobs = opts.jobname !== undefined ? [getJob(ws.ledger, opts.jobname)] : listJobs(ws.ledger);
+  const jobs =
+    opts.jobname !== undefined
+      ? [loadJob(ws, opts.jobname, { report: note })]
+      : listJobs(ws.ledger).map((j) => loadJob(ws, j.name, { report: note }));
+  if (opts.attempts) {
+    if (states) throw usageError('--state filters tasks, not attempts: drop it with --attempts');
+    for (const job of jobs) refresh(ws.ledger, job.id);
+    listAttempts(
+      ws.ledger,
+      jobs,
+      (job) => (opts.tasklist !== undefined ? resolveTasklist(ws.ledger, job, opts.tasklist) : undefined),
+      opts.json === true,
+    );
+    return;
+  }
   if (opts.json) {
     listJson(ws.ledger, jobs, opts, states);
     return;
@@ -81,8 +98,7 @@ function list(opts: ListOptions): void {
   const rows: Record<string, unknown>[] = [];
   for (const job of jobs) {
     refresh(ws.ledger, job.id);
-    const ids =
-      opts.tasklist !== undefined ? parseTasklist(opts.tasklist, job.task_count, job.name) : undefined;
+    const ids = opts.tasklist !== undefined ? resolveTasklist(ws.ledger, job, opts.tasklist) : undefined;
     for (const t of listTasks(ws.ledger, job.id, {
       ...(ids ? { ids } : {}),
       ...(states ? { states } : {}),

@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { DroverError, usageError } from '../errors.js';
-import { getJob, jobNotFound } from '../ledger/jobs.js';
+import { loadJob } from '../launch/load-job.js';
+import { jobHasTask, jobNotFound } from '../ledger/jobs.js';
 import { taskAttempt } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
+import { note } from './output.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
 
@@ -37,10 +39,10 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
     throw usageError(`task '${taskText}' is not a task id: give a number like 3`);
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
-  const job = getJob(ws.ledger, jobname);
+  const job = loadJob(ws, jobname, { report: note });
   const taskId = Number(taskText);
-  if (taskId > job.task_count)
-    throw usageError(`task ${taskId} is not in job '${jobname}', which has tasks 1-${job.task_count}`);
+  if (!jobHasTask(ws.ledger, job.id, taskId))
+    throw usageError(`task ${taskText} is not in job '${jobname}': see drover list ${jobname} for its tasks`);
   refresh(ws.ledger, job.id);
   const a = taskAttempt(ws.ledger, job.id, taskId, opts.attempt);
   if (!a) {

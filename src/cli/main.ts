@@ -22,6 +22,9 @@ export function buildProgram(version: string): Command {
         'Data lives in .drover/ of the folder you work in.',
     )
     .version(version, '-V, --version')
+    // drover's own options come before the command: `drover prelaunch ... +flag --version` and
+    // `drover launch --command --version` pass those words on as the user's, never as a version request.
+    .enablePositionalOptions()
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({ outputError: () => {} });

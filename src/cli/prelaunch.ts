@@ -1,8 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { usageError } from '../errors.js';
+import { jobfileStamp } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
-import { syncJobTasks } from '../ledger/jobs.js';
+import { describeChanges, findJob, syncJobTasks } from '../ledger/jobs.js';
+import { openLaunches } from '../ledger/launches.js';
+import type { Ledger } from '../ledger/ledger.js';
 import {
   addTasks,
   expandSweep,
@@ -10,13 +15,14 @@ import {
   nextTaskId,
   PRELAUNCH_USAGE,
   parsePrelaunchArgs,
+  prelaunchRequest,
   readJobfile,
   serializeJobfile,
   unknownTagArgs,
-  wantsPrelaunchHelp,
   writeJobfileAtomic,
 } from '../sweep/index.js';
 import { note } from './output.js';
+import { self } from './self.js';
 import { openWorkspace } from './workspace.js';
 
 const HELP = `Make a job from a sweep, in onager's grammar, and write its jobfile (.drover/jobs/<job>/jobs.json).
@@ -50,11 +56,10 @@ export function registerPrelaunch(program: Command): void {
     .allowExcessArguments()
     .argument('[words...]', 'the sweep, in onager’s + grammar (see drover prelaunch --help)')
     .action((words: string[]) => {
-      if (words.includes('--help') || words.includes('-h') || wantsPrelaunchHelp(words)) {
-        process.stdout.write(HELP);
-        return;
-      }
-      prelaunch(words);
+      const asks = prelaunchRequest(words);
+      if (asks === 'help') process.stdout.write(HELP);
+      else if (asks === 'version') process.stdout.write(`${self.version}\n`);
+      else prelaunch(words);
     });
 }
 
@@ -67,17 +72,44 @@ function prelaunch(words: string[]): void {
     spec.jobfile !== undefined
       ? path.resolve(jobfilePath(spec.jobfile, spec.jobname))
       : ws.paths.jobfile(spec.jobname);
+  const known = findJob(ws.ledger, spec.jobname);
+  // Fresh states first: a launch that has ended since is not in the way.
+  if (known) refresh(ws.ledger, known.id);
   // The ledger's write lock makes the read-modify-write of the jobfile atomic against concurrent prelaunches.
-  const { tasks, total } = ws.ledger.write(() => {
+  const { tasks, total, changes } = ws.ledger.write(() => {
+    if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
     const existing = spec.append ? readJobfile(jobfile) : new Map();
     const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
     const entries = addTasks(existing, tasks);
     fs.mkdirSync(path.dirname(jobfile), { recursive: true });
     writeJobfileAtomic(jobfile, serializeJobfile(entries));
-    syncJobTasks(ws.ledger, spec.jobname, jobfile, entries, fs.statSync(jobfile).mtimeMs);
+    const { changes } = syncJobTasks(
+      ws.ledger,
+      spec.jobname,
+      jobfile,
+      entries,
+      jobfileStamp(jobfile) ?? null,
+    );
     recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
-    return { tasks, total: entries.size };
+    return { tasks, total: entries.size, changes };
   });
   if (!spec.quiet) process.stdout.write(tasks.map((t) => `${t.command}\n`).join(''));
   process.stdout.write(`Prelaunched ${total} jobs for ${spec.jobname}.\n`);
+  const line = describeChanges(spec.jobname, changes);
+  if (line !== undefined) note(`drover: ${line}`);
+}
+
+/**
+ * A job that a launch may still run cannot get new commands: the running attempts would be history of a command
+ * the jobfile no longer has, and their tasks could be launched again while they run. `+append` only adds tasks.
+ */
+function refuseWhileLaunched(ledger: Ledger, jobname: string): void {
+  const job = findJob(ledger, jobname);
+  if (!job) return;
+  const open = openLaunches(ledger, job.id);
+  if (open.length === 0) return;
+  const ids = open.map((l) => l.id).join(', ');
+  throw usageError(
+    `job '${jobname}' has tasks queued or running (launch ${ids}): wait for them or cancel them (drover cancel ${jobname}) before prelaunching it again, or add tasks with +append`,
+  );
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
-import { getJob, jobNotFound, listJobs } from '../ledger/jobs.js';
+import { loadJob } from '../launch/load-job.js';
+import { jobNotFound, listJobs } from '../ledger/jobs.js';
 import { jobLaunches } from '../ledger/launches.js';
 import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
 import { isFailedState, STATES, type State } from '../ledger/states.js';
@@ -23,7 +24,7 @@ export function registerStatus(program: Command): void {
 
 /** The status of one job as the scripting contract defines it. */
 export function jobStatus(ws: NonNullable<ReturnType<typeof openExistingWorkspace>>, name: string) {
-  const job = getJob(ws.ledger, name);
+  const job = loadJob(ws, name, { report: note });
   refresh(ws.ledger, job.id);
   const counts = jobCounts(ws.ledger, job.id);
   const launches = jobLaunches(ws.ledger, job.id).map((l) => {
@@ -81,11 +82,13 @@ function status(name: string | undefined, json: boolean): void {
   }
   if (name === undefined) {
     refresh(ws.ledger);
-    const rows = listJobs(ws.ledger).map((j) => ({
-      jobname: j.name,
-      tasks: j.task_count,
-      counts: jobCounts(ws.ledger, j.id),
-    }));
+    const rows = listJobs(ws.ledger)
+      .map((j) => loadJob(ws, j.name, { report: note }))
+      .map((j) => ({
+        jobname: j.name,
+        tasks: j.task_count,
+        counts: jobCounts(ws.ledger, j.id),
+      }));
     if (json) {
       printJson(rows);
       return;

@@ -7,12 +7,12 @@ import { DroverError, usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
-import { findJob } from '../ledger/jobs.js';
+import { findJob, jobTaskIds, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskIdsWhere } from '../ledger/queries.js';
 import type { CreateLaunchRequest, LaunchCreated, LaunchSettings } from '../protocol/messages.js';
 import { validateJobname } from '../sweep/index.js';
-import { condenseIds, parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
+import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
 import { couldEverFit } from './dispatch.js';
 import { getPool } from './pools.js';
 
@@ -82,14 +82,18 @@ export function createPoolLaunch(
         );
       }
       const info = ledger
-        .stmt('INSERT INTO jobs (name, created_at, jobfile, task_count) VALUES (?, ?, ?, ?)')
-        .run(jobname, now, ledger.paths.jobfile(jobname), numJobs);
+        .stmt('INSERT INTO jobs (name, created_at, jobfile, task_count, max_task) VALUES (?, ?, ?, ?, ?)')
+        .run(jobname, now, ledger.paths.jobfile(jobname), numJobs, numJobs);
       jobId = Number(info.lastInsertRowid);
       tasklist = `1-${numJobs}`;
       total = numJobs;
     } else {
       if (req.jobname === undefined) throw usageError('a pool launch needs --jobname JOB or --command CMD');
-      const job = loadJob({ paths: ledger.paths, ledger }, req.jobname, req.jobfile);
+      const job = loadJob(
+        { paths: ledger.paths, ledger },
+        req.jobname,
+        req.jobfile !== undefined ? { jobfile: req.jobfile } : {},
+      );
       jobId = job.id;
       jobname = job.name;
       if (req.failed || req.unfinished) {
@@ -98,12 +102,13 @@ export function createPoolLaunch(
         tasklist = ids.length > 0 ? condenseIds(ids) : '';
         total = ids.length;
       } else if (req.tasklist !== undefined) {
-        const ids = parseTasklist(req.tasklist, job.task_count, job.name);
+        const ids = resolveTasklist(ledger, job, req.tasklist);
         tasklist = condenseIds(ids);
         total = ids.length;
       } else {
-        tasklist = job.task_count > 0 ? `1-${job.task_count}` : '';
-        total = job.task_count;
+        const ids = jobTaskIds(ledger, job.id);
+        tasklist = condenseIds(ids);
+        total = ids.length;
       }
       if (total === 0) return { launch: null, jobname, tasks: 0 as const };
       refuseActive(ledger, job.id, jobname, tasklist);

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { cancelPoolTasks } from '../backends/pool/backend.js';
 import { refresh } from '../backends/refresh.js';
 import { jobStatus } from '../cli/status.js';
+import { loadJob } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
-import { getJob, taskJson } from '../ledger/jobs.js';
+import { taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { launchCounts, listTasks } from '../ledger/queries.js';
 import type {
@@ -116,7 +117,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     jobStatus({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name),
   );
   app.get<{ Params: { name: string } }>(`${p}/jobs/:name/tasks`, { config: user }, async (req, reply) => {
-    const job = getJob(ctx.ledger, req.params.name);
+    const job = loadJob({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
     refresh(ctx.ledger, job.id);
     const rows = listTasks(ctx.ledger, job.id).map(taskJson);
     return reply.type('application/json').send(JSON.stringify(rows));
@@ -125,9 +126,9 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     `${p}/jobs/:name/cancel`,
     { config: user, schema: { body: S.cancelSchema } },
     async (req) => {
-      const job = getJob(ctx.ledger, req.params.name);
+      const job = loadJob({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
       const ids =
-        req.body.tasklist !== undefined ? parseTasklist(req.body.tasklist, job.task_count, job.name) : 'all';
+        req.body.tasklist !== undefined ? parseTasklist(req.body.tasklist, job.max_task, job.name) : 'all';
       const launches = ctx.ledger
         .stmt("SELECT * FROM launches WHERE job_id = ? AND open = 1 AND backend LIKE 'pool:%' ORDER BY id")
         .all(job.id) as LaunchRow[];

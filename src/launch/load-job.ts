@@ -1,28 +1,74 @@
 import fs from 'node:fs';
-import type { Workspace } from '../cli/workspace.js';
 import { DroverError } from '../errors.js';
-import { findJob, type JobRow, syncJobTasks } from '../ledger/jobs.js';
+import { describeChanges, findJob, type JobChanges, type JobRow, syncJobTasks } from '../ledger/jobs.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { DroverPaths } from '../paths.js';
 import { readJobfile, validateJobname } from '../sweep/index.js';
 
+/** What loading a job needs: the folder's paths and its ledger. */
+export interface JobSource {
+  paths: DroverPaths;
+  ledger: Ledger;
+}
+
+/** How a job is loaded. */
+export interface LoadJobOptions {
+  /** Read the tasks from this jobfile instead of the one the ledger knows (or the default path). */
+  jobfile?: string;
+  /** Told one line when the jobfile changed behind drover's back (edited, or rewritten by onager). */
+  report?: (line: string) => void;
+}
+
 /**
- * The job named `name`, with the ledger's tasks matching its jobfile. The jobfile (onager's format) is the
- * source of the task list: it is read again only when it changed since the ledger last read it, so an onager
- * jobfile dropped into place, or edited, is picked up.
+ * `mtime:ctime:size:inode` of a file, or undefined when it is missing: what tells a jobfile changed since the
+ * ledger read it (an atomic rewrite changes the inode, an edit the times or size).
  */
-export function loadJob(ws: Workspace, name: string, jobfileOverride?: string): JobRow {
-  validateJobname(name);
-  const known = findJob(ws.ledger, name);
-  const jobfile = jobfileOverride ?? known?.jobfile ?? ws.paths.jobfile(name);
-  let mtime: number;
+export function jobfileStamp(file: string): string | undefined {
+  let st: fs.Stats;
   try {
-    mtime = fs.statSync(jobfile).mtimeMs;
+    st = fs.statSync(file);
   } catch {
+    return undefined;
+  }
+  return `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
+}
+
+/**
+ * The job named `name`, with the ledger's tasks matching its jobfile (DESIGN invariant 1). The jobfile (onager's
+ * format) is the source of the task list: it is read again whenever it changed since the ledger last read it, so
+ * an onager jobfile dropped into place, or edited, is picked up with the same rules as a prelaunch: a task whose
+ * command changed is pending again, a task no longer there leaves the job. Every command that reads a job calls
+ * this before it answers.
+ */
+export function loadJob(src: JobSource, name: string, options: LoadJobOptions = {}): JobRow {
+  validateJobname(name);
+  const known = findJob(src.ledger, name);
+  const jobfile = options.jobfile ?? known?.jobfile ?? src.paths.jobfile(name);
+  const stamp = jobfileStamp(jobfile);
+  if (stamp === undefined) {
+    if (options.jobfile !== undefined) {
+      throw new DroverError(
+        'not-found',
+        `--jobfile ${options.jobfile} does not exist: give the path of a jobfile (onager's jobs.json format)`,
+      );
+    }
     if (known) return known; // the ledger still knows its tasks
     throw new DroverError(
       'not-found',
       `no job named '${name}' (no jobfile at ${jobfile}): create it with 'drover prelaunch +jobname ${name} +command ...'`,
     );
   }
-  if (known && known.jobfile === jobfile && known.jobfile_mtime === mtime) return known;
-  return syncJobTasks(ws.ledger, name, jobfile, readJobfile(jobfile), mtime);
+  if (known && known.jobfile === jobfile && known.jobfile_stamp === stamp) return known;
+  const { job, changes } = syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp);
+  if (known) reportChanges(name, changes, options.report);
+  return job;
+}
+
+function reportChanges(
+  name: string,
+  changes: JobChanges,
+  report: ((line: string) => void) | undefined,
+): void {
+  const line = describeChanges(name, changes);
+  if (line !== undefined) report?.(`drover: the jobfile changed since drover last read it: ${line}`);
 }

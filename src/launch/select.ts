@@ -1,9 +1,8 @@
 import { usageError } from '../errors.js';
-import type { JobRow } from '../ledger/jobs.js';
+import { type JobRow, jobTaskIds, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskIdsWhere } from '../ledger/queries.js';
 import { isFailedState, isUnfinishedState } from '../ledger/states.js';
-import { parseTasklist } from '../tasklist/tasklist.js';
 
 /** Which of a job's tasks a launch takes: a tasklist, `--failed`, `--unfinished`, or all. */
 export interface Selection {
@@ -24,8 +23,8 @@ export function checkSelection(sel: Selection): void {
 
 /** Resolve the selection to sorted task ids (states must be fresh: call refresh first for --failed/--unfinished). */
 export function selectTasks(ledger: Ledger, job: JobRow, sel: Selection): number[] {
-  if (sel.tasklist !== undefined) return parseTasklist(sel.tasklist, job.task_count, job.name);
+  if (sel.tasklist !== undefined) return resolveTasklist(ledger, job, sel.tasklist);
   if (sel.failed) return taskIdsWhere(ledger, job.id, isFailedState);
   if (sel.unfinished) return taskIdsWhere(ledger, job.id, isUnfinishedState);
-  return Array.from({ length: job.task_count }, (_, i) => i + 1);
+  return jobTaskIds(ledger, job.id);
 }

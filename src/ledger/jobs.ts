@@ -1,4 +1,5 @@
-import { DroverError } from '../errors.js';
+import { DroverError, usageError } from '../errors.js';
+import { condenseIds, parseTasklist } from '../tasklist/tasklist.js';
 import type { Ledger } from './ledger.js';
 import type { State } from './states.js';
 
@@ -10,12 +11,16 @@ export interface JobRow {
   name: string;
   /** Unix seconds. */
   created_at: number;
-  /** Tasks 1..task_count exist. */
+  /** How many tasks it has now. */
   task_count: number;
+  /** Its highest task id: ids run 1..max_task, with gaps where the jobfile has them. */
+  max_task: number;
   /** Path of its jobs.json. */
   jobfile: string;
-  /** mtime of jobs.json when it was last read into the ledger. */
-  jobfile_mtime: number | null;
+  /** `mtime:size:inode` of jobs.json when it was last read into the ledger. */
+  jobfile_stamp: string | null;
+  /** Bumped by each sync that changed a task's command: the revision those tasks get. */
+  generation: number;
 }
 
 /** A task as the ledger holds it. */
@@ -24,13 +29,13 @@ export interface TaskRow {
   id: number;
   command: string;
   tag: string;
-  /** Its latest attempt's state, or pending/queued. */
+  /** Its latest attempt's state (of its current command), or pending/queued. */
   state: State;
   /** Exit code of its latest attempt, when it exited. */
   exit_code: number | null;
-  /** Attempts started, all launches. */
+  /** Attempts of its current command, all launches. */
   attempts: number;
-  /** The newest launch that included it. */
+  /** The newest launch of its current command. */
   last_launch_id: number | null;
 }
 
@@ -54,42 +59,139 @@ export function jobNotFound(name: string): DroverError {
   );
 }
 
+/** What a sync changed: tasks by kind, and the attempts that became history of replaced commands. */
+export interface JobChanges {
+  /** The job did not exist before. */
+  created: boolean;
+  added: number;
+  /** Tasks whose command changed: they are `pending` again. */
+  changed: number;
+  removed: number;
+  /** Tasks whose tag alone changed (their state stands). */
+  retagged: number;
+  /** Attempts of the changed and removed tasks' earlier commands, kept as history. */
+  historyAttempts: number;
+}
+
 /**
- * Make the ledger's tasks of `name` match the jobfile's entries (creating the job if needed). Existing task
- * rows keep their state; changed commands or tags are updated; new ids are added as pending.
+ * Transition: make the ledger's tasks of `name` those of the jobfile's entries, creating the job if needed
+ * (DESIGN invariant 1). A task whose command is unchanged keeps its state (a new tag is just taken). A task
+ * whose command changed gets a new revision and is `pending` again; its earlier command is kept in
+ * task_revisions and its earlier attempts stay as that command's history. A task no longer in the entries
+ * leaves the job (and its counts); its attempts stay as history. Attempt numbers keep counting per task id, so
+ * history is never overwritten. One transaction.
  */
 export function syncJobTasks(
   ledger: Ledger,
   name: string,
   jobfile: string,
   entries: ReadonlyMap<number, { command: string; tag: string }>,
-  jobfileMtime: number,
-): JobRow {
+  jobfileStamp: string | null,
+): { job: JobRow; changes: JobChanges } {
   return ledger.write(() => {
     let job = findJob(ledger, name);
+    const created = job === undefined;
     if (!job) {
       ledger
-        .stmt('INSERT INTO jobs (name, created_at, jobfile) VALUES (?, ?, ?)')
+        .stmt('INSERT INTO jobs (name, created_at, jobfile, generation) VALUES (?, ?, ?, 0)')
         .run(name, Date.now() / 1000, jobfile);
       job = findJob(ledger, name)!;
-    } else if (job.jobfile !== jobfile) {
-      ledger.stmt('UPDATE jobs SET jobfile = ? WHERE id = ?').run(jobfile, job.id);
     }
-    const upsert = ledger.stmt(
-      `INSERT INTO tasks (job_id, id, command, tag) VALUES (?, ?, ?, ?)
-       ON CONFLICT (job_id, id) DO UPDATE SET command = excluded.command, tag = excluded.tag
-       WHERE command != excluded.command OR tag != excluded.tag`,
+    ledger.db.exec(
+      'CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL)',
     );
-    let max = 0;
-    for (const [id, e] of entries) {
-      upsert.run(job.id, id, e.command, e.tag);
-      if (id > max) max = id;
-    }
+    ledger.stmt('DELETE FROM temp.sync_entries').run();
+    const put = ledger.stmt('INSERT INTO temp.sync_entries (id, command, tag) VALUES (?, ?, ?)');
+    for (const [id, e] of entries) put.run(id, e.command, e.tag);
+    const changes = applyEntries(ledger, job, created);
+    const generation = changes.changed + changes.added > 0 ? job.generation + 1 : job.generation;
+    const size = ledger
+      .stmt('SELECT count(*) AS n, coalesce(max(id), 0) AS max FROM temp.sync_entries')
+      .get() as { n: number; max: number };
     ledger
-      .stmt('UPDATE jobs SET task_count = ?, jobfile_mtime = ? WHERE id = ?')
-      .run(max, jobfileMtime, job.id);
-    return { ...job, jobfile, task_count: max, jobfile_mtime: jobfileMtime };
+      .stmt(
+        'UPDATE jobs SET jobfile = ?, jobfile_stamp = ?, task_count = ?, max_task = ?, generation = ? WHERE id = ?',
+      )
+      .run(jobfile, jobfileStamp, size.n, size.max, generation, job.id);
+    ledger.stmt('DELETE FROM temp.sync_entries').run();
+    return { job: findJob(ledger, name)!, changes };
   });
+}
+
+/** The set-based statements of a sync, against temp.sync_entries; new and changed tasks get generation + 1. */
+function applyEntries(ledger: Ledger, job: JobRow, created: boolean): JobChanges {
+  const now = Date.now() / 1000;
+  const next = job.generation + 1;
+  // Tasks that leave (gone from the entries) or whose command changes: their current command becomes history.
+  const replaced = `SELECT t.id FROM tasks t LEFT JOIN temp.sync_entries e ON e.id = t.id
+    WHERE t.job_id = ? AND (e.id IS NULL OR e.command != t.command)`;
+  const historyAttempts = (
+    ledger
+      .stmt(
+        `SELECT count(*) AS n FROM attempts a
+           JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
+           JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id AND lt.revision = t.revision
+         WHERE a.job_id = ? AND a.task_id IN (${replaced})`,
+      )
+      .get(job.id, job.id) as { n: number }
+  ).n;
+  ledger
+    .stmt(
+      `INSERT OR REPLACE INTO task_revisions (job_id, task_id, revision, command, tag, replaced_at)
+       SELECT job_id, id, revision, command, tag, ? FROM tasks WHERE job_id = ? AND id IN (${replaced})`,
+    )
+    .run(now, job.id, job.id);
+  const removed = ledger
+    .stmt('DELETE FROM tasks WHERE job_id = ? AND id NOT IN (SELECT id FROM temp.sync_entries)')
+    .run(job.id).changes;
+  const changed = ledger
+    .stmt(
+      `UPDATE tasks SET command = e.command, tag = e.tag, revision = ?, state = 'pending', exit_code = NULL,
+         tries = 0, last_launch_id = NULL
+       FROM temp.sync_entries e WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command != e.command`,
+    )
+    .run(next, job.id).changes;
+  const retagged = ledger
+    .stmt(
+      `UPDATE tasks SET tag = e.tag FROM temp.sync_entries e
+       WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command = e.command AND tasks.tag != e.tag`,
+    )
+    .run(job.id).changes;
+  // A new id continues the attempt numbers of any earlier task with that id, so its history stays intact.
+  const added = ledger
+    .stmt(
+      `INSERT INTO tasks (job_id, id, command, tag, revision, attempts)
+       SELECT ?, e.id, e.command, e.tag, ?,
+         coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.id), 0)
+       FROM temp.sync_entries e WHERE e.id NOT IN (SELECT id FROM tasks WHERE job_id = ?)`,
+    )
+    .run(job.id, next, job.id, job.id).changes;
+  return { created, added, changed, removed, retagged, historyAttempts };
+}
+
+/** One line saying what a sync changed in an existing job, or undefined when it changed nothing. */
+export function describeChanges(name: string, c: JobChanges): string | undefined {
+  if (c.created || c.added + c.changed + c.removed + c.retagged === 0) return undefined;
+  const parts = [
+    [c.changed, 'changed'] as const,
+    [c.removed, 'removed'] as const,
+    [c.added, 'added'] as const,
+    [c.retagged, 'retagged'] as const,
+  ]
+    .filter(([n]) => n > 0)
+    .map(([n, what], i) => (i === 0 ? `${n} ${n === 1 ? 'task' : 'tasks'} ${what}` : `${n} ${what}`));
+  const n = c.historyAttempts;
+  const history =
+    n > 0
+      ? `; their ${n} earlier attempt${n === 1 ? ' is' : 's are'} kept as history (drover list ${name} --attempts)`
+      : '';
+  const pending = c.changed > 0 ? '; changed tasks are pending again' : '';
+  return `job '${name}': ${parts.join(', ')}${pending}${history}`;
+}
+
+/** The ids of a job's tasks, in order. */
+export function jobTaskIds(ledger: Ledger, jobId: number): number[] {
+  return ledger.stmt('SELECT id FROM tasks WHERE job_id = ? ORDER BY id').pluck().all(jobId) as number[];
 }
 
 /** Every job, oldest first. */
@@ -108,4 +210,32 @@ export function taskJson(t: TaskRow) {
     attempts: t.attempts,
     launch: t.last_launch_id === null ? null : String(t.last_launch_id),
   };
+}
+
+/**
+ * The ids a tasklist names in a job, sorted: ids beyond the job's highest are refused before anything is
+ * expanded further, and so are ids the job does not have (a jobfile's ids may have gaps).
+ */
+export function resolveTasklist(
+  ledger: Ledger,
+  job: Pick<JobRow, 'id' | 'name' | 'max_task'>,
+  text: string,
+): number[] {
+  const ids = parseTasklist(text, job.max_task, job.name);
+  if (ids.length === 0) return ids;
+  const missing = ledger
+    .stmt('SELECT value FROM json_each(?) WHERE value NOT IN (SELECT id FROM tasks WHERE job_id = ?)')
+    .pluck()
+    .all(JSON.stringify(ids), job.id) as number[];
+  if (missing.length > 0) {
+    throw usageError(
+      `tasklist '${text}' names task ${condenseIds(missing)}, which job '${job.name}' does not have (its jobfile has no such ids): see drover list ${job.name}`,
+    );
+  }
+  return ids;
+}
+
+/** True when the job has a task with this id now. */
+export function jobHasTask(ledger: Ledger, jobId: number, taskId: number): boolean {
+  return ledger.stmt('SELECT 1 FROM tasks WHERE job_id = ? AND id = ?').get(jobId, taskId) !== undefined;
 }

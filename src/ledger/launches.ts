@@ -1,3 +1,4 @@
+import { usageError } from '../errors.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import type { JobRow } from './jobs.js';
 import type { Ledger } from './ledger.js';
@@ -33,8 +34,41 @@ export interface LaunchTask {
 }
 
 /**
- * Transition: create a launch of `taskIds` of `job` and mark them `queued` in it and as the tasks' newest launch.
- * One transaction. Returns the launch and its tasks.
+ * The ids among `taskIds` that an open launch has queued or running — whatever command it runs for them, so an
+ * attempt of a task's earlier command counts too (DESIGN invariant 2: no rerun while one runs).
+ */
+export function activeTaskIds(ledger: Ledger, jobId: number, taskIds: readonly number[]): number[] {
+  return ledger
+    .stmt(
+      `SELECT DISTINCT lt.task_id FROM launch_tasks lt JOIN launches l ON l.id = lt.launch_id
+       WHERE l.job_id = ? AND l.open = 1 AND lt.state IN ('queued', 'running')
+         AND lt.task_id IN (SELECT value FROM json_each(?)) ORDER BY lt.task_id`,
+    )
+    .pluck()
+    .all(jobId, JSON.stringify(taskIds)) as number[];
+}
+
+/**
+ * Refuse to launch tasks that are queued or running in another launch: two copies of one task would run at
+ * once and race for its record. The user cancels them first, or leaves them out.
+ */
+export function refuseActive(
+  ledger: Ledger,
+  job: Pick<JobRow, 'id' | 'name'>,
+  taskIds: readonly number[],
+): void {
+  const active = activeTaskIds(ledger, job.id, taskIds);
+  if (active.length === 0) return;
+  const list = condenseIds(active);
+  throw usageError(
+    `task ${list} of '${job.name}' is already queued or running: wait for it, cancel it first (drover cancel ${job.name} --tasklist ${list}), or leave it out`,
+  );
+}
+
+/**
+ * Transition: create a launch of `taskIds` of `job` (those the job still has) and mark them `queued` in it and
+ * as the tasks' newest launch; refused when one of them is queued or running already. One transaction. Returns
+ * the launch and its tasks.
  */
 export function createLaunch(
   ledger: Ledger,
@@ -46,28 +80,33 @@ export function createLaunch(
 ): { launch: LaunchRow; tasks: LaunchTask[] } {
   return ledger.write(() => {
     const now = Date.now() / 1000;
+    // Read again inside the transaction: a prelaunch may have changed the job since the caller selected.
+    const tasks = launchTasks(ledger, job.id, taskIds);
+    const present = tasks.map((t) => t.id);
+    refuseActive(ledger, job, present);
     const info = ledger
       .stmt(
         `INSERT INTO launches (job_id, backend, tasklist, task_count, created_at, dir, options)
          VALUES (?, ?, ?, ?, ?, '', ?)`,
       )
-      .run(job.id, backend, condenseIds(taskIds), taskIds.length, now, JSON.stringify(options));
+      .run(job.id, backend, condenseIds(present), present.length, now, JSON.stringify(options));
     const id = Number(info.lastInsertRowid);
     const dir = dirOf(id);
     ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
     // Set-based statements: one call each for the whole task list, whatever its size.
-    const ids = JSON.stringify(taskIds);
+    const ids = JSON.stringify(present);
     ledger
       .stmt(
-        "INSERT INTO launch_tasks (launch_id, task_id, state) SELECT ?, value, 'queued' FROM json_each(?)",
+        `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
+         SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))`,
       )
-      .run(id, ids);
+      .run(id, job.id, ids);
     ledger
       .stmt(
         "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
       )
       .run(id, job.id, ids);
-    return { launch: getLaunch(ledger, id)!, tasks: launchTasks(ledger, job.id, taskIds) };
+    return { launch: getLaunch(ledger, id)!, tasks };
   });
 }
 
@@ -134,9 +173,10 @@ export function deleteLaunch(ledger: Ledger, launchId: number): void {
       .stmt(
         `UPDATE tasks SET
            last_launch_id = (SELECT max(launch_id) FROM launch_tasks lt WHERE lt.task_id = tasks.id AND lt.launch_id != ?
-                             AND lt.launch_id IN (SELECT id FROM launches WHERE job_id = tasks.job_id)),
+                             AND lt.revision = tasks.revision AND lt.launch_id IN (SELECT id FROM launches WHERE job_id = tasks.job_id)),
            state = coalesce((SELECT lt.state FROM launch_tasks lt WHERE lt.task_id = tasks.id AND lt.launch_id =
                      (SELECT max(launch_id) FROM launch_tasks l2 WHERE l2.task_id = tasks.id AND l2.launch_id != ?
+                      AND l2.revision = tasks.revision
                       AND l2.launch_id IN (SELECT id FROM launches WHERE job_id = tasks.job_id))), 'pending')
          WHERE job_id = ? AND last_launch_id = ?`,
       )

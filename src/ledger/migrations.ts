@@ -209,4 +209,27 @@ export const MIGRATIONS: readonly string[] = [
     done        INTEGER NOT NULL DEFAULT 0   -- 1 once the controller acted on it
   );
   `,
+  // 3: a task's state belongs to the command it has now (DESIGN invariant 1). A task whose command changes gets
+  // a new revision and starts again as pending; its earlier commands stay in task_revisions, and the attempts
+  // they ran stay as their history (launch_tasks.revision says which command a launch ran).
+  `
+  ALTER TABLE jobs ADD COLUMN generation INTEGER NOT NULL DEFAULT 1;   -- bumped by each sync that changes commands
+  ALTER TABLE jobs ADD COLUMN max_task INTEGER NOT NULL DEFAULT 0;     -- the highest task id (ids may have gaps)
+  ALTER TABLE jobs ADD COLUMN jobfile_stamp TEXT;                      -- mtime:size:inode of jobs.json when last read
+  UPDATE jobs SET max_task = task_count;
+  ALTER TABLE jobs DROP COLUMN jobfile_mtime;
+  ALTER TABLE tasks ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;    -- the job generation that gave it its command
+  ALTER TABLE tasks ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;       -- attempts of its current command
+  UPDATE tasks SET tries = attempts;
+  ALTER TABLE launch_tasks ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;  -- the task revision this launch ran
+  CREATE TABLE task_revisions (
+    job_id      INTEGER NOT NULL,
+    task_id     INTEGER NOT NULL,
+    revision    INTEGER NOT NULL,            -- the revision that had this command
+    command     TEXT NOT NULL,
+    tag         TEXT NOT NULL,
+    replaced_at REAL NOT NULL,               -- unix seconds: when the jobfile stopped holding it
+    PRIMARY KEY (job_id, task_id, revision)
+  ) WITHOUT ROWID;
+  `,
 ];

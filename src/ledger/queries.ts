@@ -50,8 +50,10 @@ export function slowestAttempts(
 ): { task: number; attempt: number; seconds: number; state: State }[] {
   return ledger
     .stmt(
-      `SELECT task_id AS task, attempt, duration AS seconds, state FROM attempts
-       WHERE job_id = ? AND duration IS NOT NULL ORDER BY job_id DESC, duration DESC LIMIT ?`,
+      `SELECT a.task_id AS task, a.attempt, a.duration AS seconds, a.state FROM attempts a
+         JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
+         JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.revision = t.revision
+       WHERE a.job_id = ? AND a.duration IS NOT NULL ORDER BY a.job_id DESC, a.duration DESC LIMIT ?`,
     )
     .all(jobId, limit) as { task: number; attempt: number; seconds: number; state: State }[];
 }
@@ -69,39 +71,45 @@ export function listTasks(
 
 /**
  * A job's tasks as the JSON lines of `list --json` (taskJson's fields, in its order; `jobname` first when
- * given), a chunk of ids at a time, each chunk one string of lines joined by `,\n`. SQLite writes the JSON:
+ * given), a chunk of tasks at a time, each chunk one string of lines joined by `,\n`. SQLite writes the JSON:
  * 100,000 tasks take ~0.25 s this way, against ~0.4 s for reading rows into JavaScript and stringifying them.
+ * Chunks follow the ids (keyset), so ids with gaps cost nothing.
  */
 export function* taskJsonChunks(
   ledger: Ledger,
-  job: { id: number; name: string; task_count: number },
+  job: { id: number; name: string },
   filter: { ids?: readonly number[]; states?: readonly State[] } = {},
   withJobname = false,
   size = 20000,
 ): Generator<string> {
   const fields = `'task', id, 'command', command, 'tag', tag, 'state', state, 'exit_code', exit_code,
-    'attempts', attempts, 'launch', CAST(last_launch_id AS TEXT)`;
+    'attempts', tries, 'launch', CAST(last_launch_id AS TEXT)`;
   const where = [
     'job_id = ?',
-    'id BETWEEN ? AND ?',
+    'id > ?',
     ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
     ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
   ].join(' AND ');
   const stmt = ledger
     .stmt(
-      `SELECT group_concat(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), ',' || char(10) ORDER BY id)
-       FROM tasks WHERE ${where}`,
+      `SELECT max(id) AS last, group_concat(j, ',' || char(10) ORDER BY id) AS text FROM (
+         SELECT id, json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}) AS j
+         FROM tasks WHERE ${where} ORDER BY id LIMIT ?)`,
     )
-    .pluck();
+    .raw(true);
   const extra = [
     ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
     ...(filter.states ? [JSON.stringify(filter.states)] : []),
   ];
-  for (let first = 1; first <= job.task_count; first += size) {
-    const text = stmt.get(...(withJobname ? [job.name] : []), job.id, first, first + size - 1, ...extra) as
-      | string
-      | null;
-    if (text) yield text;
+  let after = 0;
+  for (;;) {
+    const [last, text] = stmt.get(...(withJobname ? [job.name] : []), job.id, after, ...extra, size) as [
+      number | null,
+      string | null,
+    ];
+    if (last === null || text === null) return;
+    yield text;
+    after = last;
   }
 }
 
@@ -123,7 +131,7 @@ export function* taskChunks(
   // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
   const stmt = ledger
     .stmt(
-      'SELECT id, command, tag, state, exit_code, attempts, last_launch_id FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?',
+      'SELECT id, command, tag, state, exit_code, tries, last_launch_id FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?',
     )
     .raw(true);
   let after = 0;
@@ -160,7 +168,7 @@ export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => 
   ).map((r) => r.id);
 }
 
-/** The latest attempt of a task (or attempt `n`), with its log paths. */
+/** The latest attempt of a task's current command (or attempt `n`, of any command), with its log paths. */
 export function taskAttempt(
   ledger: Ledger,
   jobId: number,
@@ -177,7 +185,9 @@ export function taskAttempt(
   | undefined {
   const sql =
     n === undefined
-      ? 'SELECT * FROM attempts WHERE job_id = ? AND task_id = ? ORDER BY attempt DESC LIMIT 1'
+      ? `SELECT a.* FROM attempts a JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
+           JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.revision = t.revision
+         WHERE a.job_id = ? AND a.task_id = ? ORDER BY a.attempt DESC LIMIT 1`
       : 'SELECT * FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?';
   const args = n === undefined ? [jobId, taskId] : [jobId, taskId, n];
   return ledger.stmt(sql).get(...args) as ReturnType<typeof taskAttempt>;
@@ -191,4 +201,44 @@ export function activeLaunchesOf(ledger: Ledger, jobId: number): LaunchRow[] {
        (SELECT 1 FROM launch_tasks lt WHERE lt.launch_id = l.id AND lt.state IN ('queued', 'running')) ORDER BY id`,
     )
     .all(jobId) as LaunchRow[];
+}
+
+/** One attempt as `list --attempts` shows it, with the command it ran. */
+export interface AttemptRow {
+  task: number;
+  attempt: number;
+  launch: string;
+  state: State;
+  exit_code: number | null;
+  signal: string | null;
+  /** Unix seconds, or null when it never started. */
+  started_at: number | null;
+  ended_at: number | null;
+  host: string | null;
+  reason: string | null;
+  /** The command it ran: the task's current one, or an earlier one the jobfile has since replaced. */
+  command: string | null;
+  /** True when it ran the task's current command (it counts for the task's state); false for history. */
+  current: boolean;
+}
+
+/** A job's attempts, every command's, in task then attempt order; optionally only some task ids. */
+export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number[]): AttemptRow[] {
+  const rows = ledger
+    .stmt(
+      `SELECT a.task_id AS task, a.attempt, CAST(a.launch_id AS TEXT) AS launch, a.state, a.exit_code, a.signal,
+         a.started_at, a.ended_at, a.host, a.reason,
+         CASE WHEN t.revision = lt.revision THEN t.command ELSE r.command END AS command,
+         coalesce(t.revision = lt.revision, 0) AS current
+       FROM attempts a
+         JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
+         LEFT JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
+         LEFT JOIN task_revisions r ON r.job_id = a.job_id AND r.task_id = a.task_id AND r.revision = lt.revision
+       WHERE a.job_id = ? AND (? IS NULL OR a.task_id IN (SELECT value FROM json_each(?)))
+       ORDER BY a.task_id, a.attempt`,
+    )
+    .all(jobId, ids ? 1 : null, ids ? JSON.stringify(ids) : '[]') as (Omit<AttemptRow, 'current'> & {
+    current: number;
+  })[];
+  return rows.map((r) => ({ ...r, current: r.current === 1 }));
 }

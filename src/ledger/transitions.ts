@@ -29,6 +29,24 @@ function setTaskState(
   }
 }
 
+/**
+ * Count a new attempt: attempt numbers keep rising per task id across its commands; `tries` counts the attempts
+ * of its current command, which only launches of that command (the task's newest launch) add to.
+ */
+function countAttempt(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  attempt: number,
+): void {
+  ledger
+    .stmt(
+      'UPDATE tasks SET attempts = max(attempts, ?), tries = tries + (last_launch_id IS ?) WHERE job_id = ? AND id = ?',
+    )
+    .run(attempt, launchId, jobId, taskId);
+}
+
 /** Transition: an attempt started (queued → running). Idempotent. */
 export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: StartRecord): void {
   const info = ledger
@@ -38,9 +56,7 @@ export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: 
     )
     .run(jobId, r.task, r.attempt, launchId, r.at, r.host, r.slot, r.gpus, r.pid, r.out, r.err);
   if (info.changes === 0) return;
-  ledger
-    .stmt('UPDATE tasks SET attempts = max(attempts, ?) WHERE job_id = ? AND id = ?')
-    .run(r.attempt, jobId, r.task);
+  countAttempt(ledger, jobId, launchId, r.task, r.attempt);
   ledger
     .stmt('UPDATE launches SET first_start = min(coalesce(first_start, ?), ?) WHERE id = ?')
     .run(r.at, r.at, launchId);
@@ -151,12 +167,12 @@ export function recordAttempt(
     .run(taskStateAfter(e), launchId, s.task);
   ledger
     .stmt(
-      `UPDATE tasks SET attempts = max(attempts, ?),
+      `UPDATE tasks SET attempts = max(attempts, ?), tries = tries + (last_launch_id IS ?),
          state = CASE WHEN last_launch_id = ? THEN ? ELSE state END,
          exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
        WHERE job_id = ? AND id = ?`,
     )
-    .run(s.attempt, launchId, taskStateAfter(e), launchId, e.exit_code, jobId, s.task);
+    .run(s.attempt, launchId, launchId, taskStateAfter(e), launchId, e.exit_code, jobId, s.task);
   return true;
 }
 
@@ -202,9 +218,7 @@ export function recordError(
        ON CONFLICT DO NOTHING`,
     )
     .run(jobId, taskId, next.n, launchId, reason);
-  ledger
-    .stmt('UPDATE tasks SET attempts = max(attempts, ?) WHERE job_id = ? AND id = ?')
-    .run(next.n, jobId, taskId);
+  countAttempt(ledger, jobId, launchId, taskId, next.n);
   setTaskState(ledger, jobId, launchId, taskId, 'error', null);
   return true;
 }

@@ -8,7 +8,7 @@ export { expandSweep, nextTaskId, tagKeyName, unknownTagArgs } from './expand.js
 export { addTasks, readJobfile, serializeJobfile, writeJobfileAtomic } from './jobfile.js';
 export { DEFAULT_JOBFILE, jobfilePath } from './jobfile-path.js';
 export { MAX_JOBNAME_LENGTH, validateJobname } from './jobname.js';
-export { parsePrelaunchArgs, wantsPrelaunchHelp } from './parse-args.js';
+export { parsePrelaunchArgs, prelaunchRequest } from './parse-args.js';
 export type { Arity, OptionDef, OptionKey } from './prelaunch-options.js';
 export { PRELAUNCH_OPTIONS, PRELAUNCH_USAGE } from './prelaunch-options.js';
 export type { ArgMode, JobEntry, PrelaunchSpec, SweepArg, SweepSpec, SweepTask } from './types.js';

@@ -6,9 +6,38 @@ import type { ArgMode, PrelaunchSpec } from './types.js';
 
 const ARG_MODES: readonly ArgMode[] = ['argparse', 'hydra'];
 
-/** True when argv asks for prelaunch help (`+h`, `+help` or `++help`), which the CLI answers before parsing. */
-export function wantsPrelaunchHelp(argv: readonly string[]): boolean {
-  return argv.some((w) => w === '+h' || w === '+help' || w === '++help');
+/** Words that ask drover itself for help or its version, where an option belongs (not as an option's value). */
+const OWN_REQUESTS: ReadonlyMap<string, 'help' | 'version'> = new Map([
+  ['--help', 'help'],
+  ['-h', 'help'],
+  ['--version', 'version'],
+  ['-V', 'version'],
+]);
+
+/**
+ * Whether a prelaunch command line asks for help (`+h`, `+help`, `++help`, or `--help`/`-h` where an option
+ * belongs) or for the version (`--version`/`-V` there), which the CLI answers before parsing. A word that is an
+ * option's value — `+flag --help`, `+arg --version 1 2`, `+pos-arg -V`, `+tag --help`, `+command -h` — belongs to
+ * the sweep and asks nothing, as in onager. Walks the words as parsePrelaunchArgs does; a line it cannot walk
+ * asks nothing (parsing then says what is wrong).
+ */
+export function prelaunchRequest(argv: readonly string[]): 'help' | 'version' | undefined {
+  let i = 0;
+  try {
+    while (i < argv.length) {
+      const word = argv[i] ?? '';
+      if (word === '--') return undefined;
+      const token = classifyToken(word);
+      if (token.kind === 'value') return OWN_REQUESTS.get(word);
+      if (token.def.key === 'help') return 'help';
+      i += 1;
+      const values = takeValues(token.def, token.name, token.inline, argv, i);
+      i += token.inline === undefined ? values.length : 0;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -24,7 +24,8 @@ export function makeJob(ledger: Ledger, name: string, n: number): JobRow {
   const entries = new Map(
     Array.from({ length: n }, (_, i) => [i + 1, { command: `echo ${i + 1}`, tag: '' }]),
   );
-  return syncJobTasks(ledger, name, path.join(ledger.paths.root, 'jobs', name, 'jobs.json'), entries, 1);
+  return syncJobTasks(ledger, name, path.join(ledger.paths.root, 'jobs', name, 'jobs.json'), entries, null)
+    .job;
 }
 
 /** Launch some tasks of a job (they become queued). */

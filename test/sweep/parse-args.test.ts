@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DroverError } from '../../src/errors.js';
-import { parsePrelaunchArgs, validateJobname, wantsPrelaunchHelp } from '../../src/sweep/index.js';
+import { parsePrelaunchArgs, prelaunchRequest, validateJobname } from '../../src/sweep/index.js';
 
 const BASE = ['+command', 'echo', '+jobname', 'exp'];
 
@@ -143,8 +143,29 @@ test('jobname rule: letters, digits and _ - . +, not starting with . - or +, no 
   rejects(['+command', 'echo', '+jobname', 'a/../b'], /letters, digits and _ - \. \+/);
 });
 
-test('wantsPrelaunchHelp spots +h, +help and ++help', () => {
-  assert.equal(wantsPrelaunchHelp(['+h']), true);
-  assert.equal(wantsPrelaunchHelp([...BASE, '++help']), true);
-  assert.equal(wantsPrelaunchHelp(BASE), false);
+test('prelaunchRequest: help and version only where an option belongs, never as a sweep value', () => {
+  assert.equal(prelaunchRequest(['+h']), 'help');
+  assert.equal(prelaunchRequest([...BASE, '++help']), 'help');
+  assert.equal(prelaunchRequest(['--help']), 'help');
+  assert.equal(prelaunchRequest(['-h']), 'help');
+  assert.equal(prelaunchRequest([...BASE, '--help']), 'help');
+  assert.equal(prelaunchRequest(['-V']), 'version');
+  assert.equal(prelaunchRequest([...BASE, '--version']), 'version');
+  assert.equal(prelaunchRequest(BASE), undefined);
+  // Values of the sweep's options are the user's, whatever they look like.
+  for (const sweep of [
+    ['+flag', '--help'],
+    ['+flag', '-h'],
+    ['+arg', '--version', '1', '2'],
+    ['+arg', '--lr', '-V', '--help'],
+    ['+pos-arg', '-V'],
+    ['+pos-arg', 'a', '--help', '-h'],
+    ['+tag', '--help'],
+    ['+tag-args', '--help'],
+    ['+jobfile', '--version'],
+  ]) {
+    assert.equal(prelaunchRequest([...BASE, ...sweep]), undefined, sweep.join(' '));
+  }
+  assert.equal(prelaunchRequest(['+command', '--help', '+jobname', 'j']), undefined);
+  assert.equal(prelaunchRequest(['+command', '-V', '+jobname', 'j']), undefined);
 });

@@ -82,9 +82,11 @@ export function expandLaunch(ledger: Ledger, launchId: number, limit: number): n
   }
   ledger
     .stmt(
-      "INSERT INTO launch_tasks (launch_id, task_id, state) SELECT ?, value, 'queued' FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
+      `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
+       SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))
+       ON CONFLICT DO NOTHING`,
     )
-    .run(launchId, json);
+    .run(launchId, job.job_id, json);
   ledger.stmt('UPDATE pool_launches SET expanded = ? WHERE launch_id = ?').run(ids[ids.length - 1], launchId);
   return ids.length;
 }
