@@ -83,7 +83,10 @@ function check(ledger: Ledger, jobId: number, model: Map<number, ModelTask>): vo
   };
   assert.equal(total, job.task_count, 'counts add up to the task count, never more');
   assert.equal(job.max_task, Math.max(0, ...model.keys()));
-  assert.deepEqual(jobTaskIds(ledger, jobId), [...model.keys()].sort((a, b) => a - b));
+  assert.deepEqual(
+    jobTaskIds(ledger, jobId),
+    [...model.keys()].sort((a, b) => a - b),
+  );
   // Attempts of a task's current command are exactly those that count; the rest is history.
   for (const a of jobAttempts(ledger, jobId)) {
     const m = model.get(a.task);
