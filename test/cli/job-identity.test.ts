@@ -266,3 +266,13 @@ for (const [variant, values] of Object.entries(VARIANTS)) {
     }
   }
 }
+
+test('launch --jobfile naming a missing file is refused and runs nothing', async (t) => {
+  const cwd = tempWorkspace(t);
+  await ok(['prelaunch', '+command', 'echo', '+jobname', 'j', '+pos-arg', '1', '+q'], cwd);
+  const before = ledgerDump(cwd);
+  const r = await runDrover(['launch', '--jobname', 'j', '--jobfile', '/nonexistent/x.json', '-q'], { cwd });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--jobfile \/nonexistent\/x\.json does not exist/);
+  assert.deepEqual(ledgerDump(cwd), before);
+});
