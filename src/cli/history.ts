@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { usageError } from '../errors.js';
 import { queryHistory } from '../ledger/history.js';
+import { COUNTS } from '../util/limits.js';
 import { printJson, printTable } from './output.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace } from './workspace.js';
@@ -24,7 +25,7 @@ export function registerHistory(program: Command): void {
     .option('--launch', 'only launch commands')
     .option('--prelaunch', 'only prelaunch commands')
     .option('--no-dry-run', 'leave out dry runs')
-    .option('-n <count>', 'only the last n entries', intOption('-n'))
+    .option('-n <count>', 'only the last n entries', intOption('-n', COUNTS.entries))
     .option('--since <date>', 'only entries at or after this date/time (e.g. 2026-11-30 or 2026-11-30T10:00)')
     .option('--details', 'show the folder, job and launch of each entry')
     .option('--full', 'do not shorten long command lines')

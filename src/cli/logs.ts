@@ -5,6 +5,7 @@ import { DroverError, usageError } from '../errors.js';
 import { getJob, jobNotFound } from '../ledger/jobs.js';
 import { taskAttempt } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
+import { COUNTS } from '../util/limits.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
 
@@ -24,7 +25,7 @@ export function registerLogs(program: Command): void {
     .argument('<task>', 'the task id')
     .option('--err', 'print stderr instead of stdout')
     .option('-f, --follow', 'keep printing as the task writes, until it ends')
-    .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt'))
+    .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt', COUNTS.attempt))
     .option('--path', 'print the log file’s path instead of its content')
     .action(async (job: string, task: string, opts: LogsOptions) => {
       await logs(job, task, opts);
