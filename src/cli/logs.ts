@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
@@ -5,7 +6,8 @@ import { DroverError, usageError } from '../errors.js';
 import { getJob, jobNotFound } from '../ledger/jobs.js';
 import { taskAttempt } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
-import { COUNTS } from '../util/limits.js';
+import { parseInteger } from '../util/integer.js';
+import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
 
@@ -34,12 +36,10 @@ export function registerLogs(program: Command): void {
 
 async function logs(jobname: string, taskText: string, opts: LogsOptions): Promise<void> {
   validateJobname(jobname, 'job');
-  if (!/^\d+$/.test(taskText) || Number(taskText) < 1)
-    throw usageError(`task '${taskText}' is not a task id: give a number like 3`);
+  const taskId = parseInteger(taskText, 'task', { min: 1, max: MAX_JOB_TASKS, unit: '' });
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
   const job = getJob(ws.ledger, jobname);
-  const taskId = Number(taskText);
   if (taskId > job.task_count)
     throw usageError(`task ${taskId} is not in job '${jobname}', which has tasks 1-${job.task_count}`);
   refresh(ws.ledger, job.id);
@@ -59,15 +59,48 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
     return;
   }
   if (!opts.follow) {
-    try {
-      process.stdout.write(fs.readFileSync(file));
-    } catch {
+    const copied = await copyFrom(file, 0);
+    if (copied === 'missing') {
       throw new DroverError('not-found', `log file ${file} is gone (removed, or on a node's local disk)`);
     }
     return;
   }
   await follow(ws, job.id, taskId, a.attempt, file);
 }
+
+/**
+ * Copy a log file from byte `start` to stdout, a chunk at a time and waiting whenever stdout is full: constant
+ * memory whatever the size (a log may be many GiB). Returns the bytes copied, or 'missing' when there is no
+ * such file; other errors (unreadable) are one line naming the file.
+ */
+async function copyFrom(file: string, start: number): Promise<number | 'missing'> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  let copied = 0;
+  try {
+    for await (const chunk of handle.createReadStream({ start, highWaterMark: CHUNK, autoClose: false })) {
+      copied += (chunk as Buffer).length;
+      if (!process.stdout.write(chunk as Buffer)) await once(process.stdout, 'drain');
+    }
+  } catch (err) {
+    throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  } finally {
+    await handle.close();
+  }
+  return copied;
+}
+
+/** Bytes read and written at a time. */
+const CHUNK = 1 << 16;
 
 /** Print the file as it grows until the attempt has ended and everything is printed. */
 async function follow(
@@ -78,22 +111,9 @@ async function follow(
   file: string,
 ): Promise<void> {
   let offset = 0;
-  const buf = Buffer.allocUnsafe(1 << 16);
   for (;;) {
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(file, 'r');
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, offset);
-        if (n <= 0) break;
-        process.stdout.write(buf.subarray(0, n));
-        offset += n;
-      }
-    } catch {
-      // not created yet
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd);
-    }
+    const copied = await copyFrom(file, offset); // 'missing': not created yet
+    if (copied !== 'missing') offset += copied;
     refresh(ws.ledger, jobId);
     const now = taskAttempt(ws.ledger, jobId, taskId, attempt);
     if (now && now.state !== 'running' && now.state !== 'queued') {
