@@ -7,7 +7,8 @@ import { listTasks, taskJsonChunks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
-import { printJson, printTable } from './output.js';
+import { printJson } from './output.js';
+import { writeTable } from './table.js';
 import { openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {
@@ -78,7 +79,7 @@ function list(opts: ListOptions): void {
     listJson(ws.ledger, jobs, opts, states);
     return;
   }
-  const rows: Record<string, unknown>[] = [];
+  const rows: (string | number)[][] = [];
   for (const job of jobs) {
     refresh(ws.ledger, job.id);
     const ids =
@@ -87,19 +88,17 @@ function list(opts: ListOptions): void {
       ...(ids ? { ids } : {}),
       ...(states ? { states } : {}),
     })) {
-      rows.push({ ...(opts.jobname === undefined ? { jobname: job.name } : {}), ...taskJson(t) });
+      const r = taskJson(t);
+      rows.push([
+        job.name,
+        r.task,
+        r.state,
+        r.exit_code === null ? '-' : String(r.exit_code),
+        r.attempts,
+        r.tag,
+        r.command,
+      ]);
     }
   }
-  printTable(
-    ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'],
-    rows.map((r) => [
-      (r.jobname as string | undefined) ?? opts.jobname!,
-      r.task as number,
-      r.state as string,
-      r.exit_code === null ? '-' : String(r.exit_code),
-      r.attempts as number,
-      r.tag as string,
-      r.command as string,
-    ]),
-  );
+  writeTable(['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'], rows);
 }
