@@ -54,7 +54,8 @@ export interface LaunchOptions {
   account?: string;
   qos?: string;
   after?: string;
-  retries: number;
+  /** Undefined when not given: the config's `retries`, else 0. */
+  retries?: number;
   retryDelay: number;
   killGrace: number;
   venv?: string;
@@ -134,9 +135,8 @@ export function registerLaunch(program: Command): void {
     .option('--after <jobid>', 'clusters: start after this scheduler job id ended well')
     .option(
       '--retries <n>',
-      'retry a failed, killed or timed-out task up to n times',
+      'retry a failed, killed or timed-out task up to n times (default: config retries, else 0)',
       intOption('--retries', COUNTS.retries),
-      0,
     )
     .option(
       '--retry-delay <s>',
@@ -323,6 +323,9 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     (config.max_tasks
       ? parseInteger(config.max_tasks, 'max_tasks in drover config', COUNTS.tasks)
       : undefined);
+  const retries =
+    opts.retries ??
+    (config.retries ? parseInteger(config.retries, 'retries in drover config', COUNTS.retries) : 0);
   if (opts.command !== undefined && opts.dryRun) {
     note(`would run 1 task on ${backend}: ${opts.command}`);
     recordHistory(ws.ledger, {
@@ -367,7 +370,7 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     ids,
     {
       ...request,
-      retries: opts.retries,
+      retries,
       retryDelay: opts.retryDelay,
       taskTimeout,
       detach: opts.detach === true,
@@ -381,7 +384,7 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     v: 1,
     job: jobname,
     launch: launch.id,
-    retries: opts.retries,
+    retries,
     retryDelay: opts.retryDelay,
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
     killGrace: opts.killGrace,

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { test } from 'node:test';
 import { droverJson, lines, runDrover } from '../helpers/drover.js';
@@ -174,4 +176,20 @@ test('long limits work as asked: --task-timeout 25d does not time a 0.3 s task o
     assert.equal(r.counts.succeeded, 1, `--task-timeout ${limit}: ${JSON.stringify(r.counts)}`);
     assert.equal(r.counts.timeout, 0);
   }
+});
+
+test('config defaults take their flags’ ranges: used when in range, refused by name when edited out of it', async (t) => {
+  const cwd = tempWorkspace(t);
+  const pre = await runDrover(['prelaunch', '+command', 'false', '+jobname', 'f', '+q'], { cwd });
+  assert.equal(pre.code, 0, pre.stderr);
+  const w = await runDrover(['config', '--write', 'local', 'retries', '2'], { cwd });
+  assert.equal(w.code, 0, w.stderr);
+  const r = await runDrover(['launch', '--jobname', 'f', '--retry-delay', '0', '-q'], { cwd });
+  assert.equal(r.code, 1, r.stderr);
+  const tasks = await droverJson<{ attempts: number }[]>(['list', 'f', '--json'], { cwd });
+  assert.equal(tasks[0]!.attempts, 3, 'config retries 2: three attempts');
+  // Written by hand past the range: refused when used, naming the key.
+  const file = path.join(cwd, '.drover', 'config.json');
+  fs.writeFileSync(file, JSON.stringify({ local: { retries: '2', max_tasks: '1e9' } }));
+  await refusedAtOnce(t, cwd, ['launch', '--jobname', 'f', '-q'], /max_tasks in drover config '1e9'/);
 });
