@@ -4,14 +4,15 @@ import { startServer } from '../controller/server.js';
 import { createToken, listTokens, revokeToken } from '../controller/tokens.js';
 import { DroverError, usageError } from '../errors.js';
 import { droverPaths } from '../paths.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
 import { note, printJson, printTable } from './output.js';
-import { secondsOption } from './parse.js';
+import { durationOption, intOption } from './parse.js';
 import { self } from './self.js';
 import { openWorkspace } from './workspace.js';
 
 interface StartOptions {
   host: string;
-  port: string;
+  port: number;
   heartbeat: number;
   lostAfter: number;
 }
@@ -27,12 +28,22 @@ export function registerServer(program: Command): void {
       'run the controller in the foreground for this folder (SIGTERM or Ctrl-C stops it gracefully)',
     )
     .option('--host <addr>', 'address to listen on (default loopback only)', '127.0.0.1')
-    .option('--port <n>', 'port (0: any free port; the URL is written to .drover/server/server.json)', '7733')
-    .option('--heartbeat <s>', 'seconds between worker heartbeats', secondsOption('--heartbeat'), 2)
+    .option(
+      '--port <n>',
+      'port (0: any free port; the URL is written to .drover/server/server.json)',
+      intOption('--port', COUNTS.port),
+      7733,
+    )
+    .option(
+      '--heartbeat <s>',
+      'seconds between worker heartbeats',
+      durationOption('--heartbeat', SECONDS.heartbeat),
+      2,
+    )
     .option(
       '--lost-after <s>',
       'seconds without a word from a worker before its running tasks are lost',
-      secondsOption('--lost-after'),
+      durationOption('--lost-after', SECONDS.lostAfter),
       15,
     )
     .action(async (opts: StartOptions) => {
@@ -110,9 +121,6 @@ export function registerServer(program: Command): void {
 }
 
 async function runServer(opts: StartOptions): Promise<void> {
-  if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) {
-    throw usageError(`--port '${opts.port}' is not a port: give a number 0-65535`);
-  }
   const ws = openWorkspace();
   const old = readServerInfo(ws.paths);
   if (old && serverAlive(old)) {
@@ -125,7 +133,7 @@ async function runServer(opts: StartOptions): Promise<void> {
   const running = await startServer({
     paths: ws.paths,
     host: opts.host,
-    port: Number(opts.port),
+    port: opts.port,
     heartbeat: opts.heartbeat,
     lostAfter: opts.lostAfter,
     version: self.version,

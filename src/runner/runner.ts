@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TerminalState } from '../ledger/states.js';
+import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
 import { ForkServer, findPython, perlAvailable } from './forkserver.js';
@@ -52,7 +53,7 @@ interface InFlight extends Queued {
   exec: Execution;
   pid: number | null;
   stopReason: 'timeout' | 'cancel' | 'term' | null;
-  timers: NodeJS.Timeout[];
+  timers: LongTimeout[];
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -97,6 +98,7 @@ export class Runner {
         maxTasks: group.maxTasks,
         gpusPerTask: group.gpusPerTask,
         visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
+        ...(options.keepOpen ? {} : { tasks: group.tasks.length }),
       });
     this.sharedExecutor = options.executor !== undefined;
     this.open = options.keepOpen === true;
@@ -283,11 +285,11 @@ export class Runner {
       this.hooks.onStart?.(task.id, attempt, s.slot);
       if (f.stopReason !== null) this.signalStop(f);
       else if (this.group.taskTimeout !== undefined) {
-        f.timers.push(setTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
+        f.timers.push(setLongTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
       }
     });
     exec.exited.then((exit) => {
-      for (const t of f.timers) clearTimeout(t);
+      for (const t of f.timers) t.clear();
       this.inFlight.delete(f);
       if (exit === null) {
         if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
@@ -359,7 +361,7 @@ export class Runner {
   private signalStop(f: InFlight): void {
     const pid = f.pid!;
     signalGroup(pid, 'SIGTERM');
-    f.timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
+    f.timers.push(setLongTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
   private record(r: AttemptRecord): void {

@@ -36,7 +36,7 @@ export interface Started {
 }
 
 /** The environment of a drover child: ours without settings that would leak into the test's folder. */
-function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.DROVER_DIR;
   delete env.CUDA_VISIBLE_DEVICES;

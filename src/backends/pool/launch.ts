@@ -7,7 +7,7 @@ import { usageError } from '../../errors.js';
 import { STATES } from '../../ledger/states.js';
 import type { CreateLaunchRequest, LaunchCreated, LaunchProgress } from '../../protocol/messages.js';
 import { validateJobname } from '../../sweep/index.js';
-import { parseDuration } from '../../util/duration.js';
+import { formatSize } from '../../util/size.js';
 import { call, connect } from './client.js';
 
 /** `drover launch` options that only a pool launch has. */
@@ -73,12 +73,10 @@ export async function launchOnPool(
     ...(opts.command !== undefined ? { command: opts.command, num_jobs: opts.numJobs ?? 1 } : {}),
     ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
     ...(gpus !== undefined ? { gpus } : {}),
-    ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
+    ...(opts.mem !== undefined ? { mem: formatSize(opts.mem) } : {}),
     retries: opts.retries,
     retry_delay: opts.retryDelay,
-    ...(opts.taskTimeout !== undefined
-      ? { task_timeout: parseDuration(opts.taskTimeout, '--task-timeout') }
-      : {}),
+    ...(opts.taskTimeout !== undefined ? { task_timeout: opts.taskTimeout } : {}),
     kill_grace: opts.killGrace,
     cwd: process.cwd(),
     ...(opts.venv !== undefined

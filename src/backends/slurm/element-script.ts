@@ -48,7 +48,7 @@ function tableLine(t: GroupTask): string {
  */
 export function elementTable(tasks: readonly GroupTask[], tasksPerNode: number): string {
   if (tasksPerNode > 1) return `${tasks.map(tableLine).join('\n')}\n`;
-  const max = Math.max(0, ...tasks.map((t) => t.id));
+  const max = tasks.reduce((m, t) => Math.max(m, t.id), 0);
   const lines: string[] = new Array(max).fill('');
   for (const t of tasks) lines[t.id - 1] = tableLine(t);
   return `${lines.join('\n')}\n`;
@@ -120,8 +120,10 @@ export DROVER_JOBNAME=${q(s.job)} DROVER_LAUNCH=${s.launch}
 exec {record_fd}>>"$record" # one open file: each record is one append
 rec() { printf '%s\\n' "$1" >&"$record_fd"; }
 
-# Slots, and the GPUs of each when tasks need some (from the element's CUDA_VISIBLE_DEVICES).
+# Slots, and the GPUs of each when tasks need some (from the element's CUDA_VISIBLE_DEVICES). Never more slots
+# than the element has tasks: they would cost a loop turn each and never run anything.
 slots=${s.maxTasks ?? 1}
+((slots > \${#lines[@]} && \${#lines[@]} > 0)) && slots=\${#lines[@]}
 k=${s.gpusPerTask ?? 0}
 slot_gpus=()
 if ((k > 0)); then
