@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { LaunchRequest } from '../backends/backend.js';
 import { shellQuote } from '../backends/cluster/wrapper.js';
+import { stopEarlierAttempts } from '../backends/local/rerun.js';
+import { thisProcessHandles } from '../backends/local/submit.js';
 import { launchOnPool, type PoolLaunchOptions } from '../backends/pool/launch.js';
 import { refresh } from '../backends/refresh.js';
 import { backendFor } from '../backends/registry.js';
@@ -12,7 +14,7 @@ import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { type JobRow, jobNotFound } from '../ledger/jobs.js';
-import { createLaunch, launchTasks, refuseActive } from '../ledger/launches.js';
+import { createLaunch, launchTasks, refuseActive, setLaunchHandles } from '../ledger/launches.js';
 import type { RunSettings } from '../runner/group.js';
 import { parseVisibleGpus, planSlots } from '../runner/slots.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
@@ -368,20 +370,27 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     extraArgs,
   };
   if (opts.dryRun) return dryRun(ws, job, backend, ids, request, config, argv, opts.json === true);
-  const { launch, tasks } = createLaunch(
-    ws.ledger,
-    job,
-    backend,
-    ids,
-    {
-      ...request,
-      retries,
-      retryDelay: opts.retryDelay,
-      taskTimeout,
-      detach: opts.detach === true,
-    },
-    (id) => ws.paths.launchDir(jobname, id),
-  );
+  const stopped = stopEarlierAttempts(ws.ledger, job, ids);
+  if (stopped) note(stopped);
+  const { launch, tasks } = ws.ledger.write(() => {
+    const made = createLaunch(
+      ws.ledger,
+      job,
+      backend,
+      ids,
+      {
+        ...request,
+        retries,
+        retryDelay: opts.retryDelay,
+        taskTimeout,
+        detach: opts.detach === true,
+      },
+      (id) => ws.paths.launchDir(jobname, id),
+    );
+    // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
+    if (backend === 'local') setLaunchHandles(ws.ledger, made.launch.id, thisProcessHandles());
+    return made;
+  });
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
   fs.mkdirSync(launch.dir, { recursive: true });
   const venv = opts.venv ?? config.venv;

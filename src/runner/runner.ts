@@ -6,10 +6,11 @@ import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
 import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
+import { NodeExecutor } from './node-executor.js';
 import { processStartTime, shortHostname } from './proc.js';
 import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import { type Execution, type Executor, NodeExecutor, signalGroup } from './spawner.js';
+import type { Execution, Executor } from './spawner.js';
 
 /** What the runner tells its caller as it goes (for live progress). */
 export interface RunnerHooks {
@@ -122,7 +123,7 @@ export class Runner {
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && env[k] !== v) this.groupEnv[k] = v;
       this.executor = options.executor;
     } else {
-      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER);
+      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER, group.killGrace);
     }
   }
 
@@ -204,6 +205,20 @@ export class Runner {
     for (const f of targets) if (f.pid === null) this.stop(f, 'term');
     for (const f of targets) if (f.pid !== null) this.stop(f, 'term');
     this.maybeFinish();
+  }
+
+  /**
+   * Stop everything at once (a second interrupt): tasks not started never start, running ones get SIGKILL now,
+   * and each is recorded as `terminate` records it (`cancelled` for a local launch).
+   */
+  abort(): void {
+    this.terminate();
+    for (const f of this.inFlight) {
+      if (f.pid !== null) this.executor.signal(f.exec, 'SIGKILL');
+      else this.executor.withdraw(f.exec);
+    }
+    // Tasks the executor started whose start the runner has not heard of yet.
+    if (!this.sharedExecutor) this.executor.abort();
   }
 
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */
@@ -296,8 +311,6 @@ export class Runner {
         this.pump();
         return;
       }
-      // What a stopped task left behind in its group goes too.
-      if (f.stopReason !== null && f.pid !== null) signalGroup(f.pid, 'SIGKILL');
       if (f.pid === null) {
         // It could not be started: record the attempt and its failure all the same.
         this.record({
@@ -357,11 +370,10 @@ export class Runner {
     else this.executor.withdraw(f.exec); // if it starts meanwhile, it is stopped as soon as its pid is known
   }
 
-  /** SIGTERM to the task's process group, SIGKILL after the grace period. */
+  /** SIGTERM to the task's process group, SIGKILL after the grace period (through the executor: see signal). */
   private signalStop(f: InFlight): void {
-    const pid = f.pid!;
-    signalGroup(pid, 'SIGTERM');
-    f.timers.push(setLongTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
+    this.executor.signal(f.exec, 'SIGTERM');
+    f.timers.push(setLongTimeout(() => this.executor.signal(f.exec, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
   private record(r: AttemptRecord): void {
@@ -391,13 +403,16 @@ export function chooseExecutor(
   baseEnv: NodeJS.ProcessEnv,
   cwd: string,
   wanted: string | undefined,
+  killGrace = 5,
 ): Executor {
-  if (wanted === 'node') return new NodeExecutor(slots, baseEnv);
+  if (wanted === 'node') return new NodeExecutor(slots, baseEnv, killGrace);
   if (wanted !== 'perl') {
     const python = findPython();
-    if (python) return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python });
+    if (python)
+      return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python }, killGrace);
     if (wanted === 'python') throw new Error('DROVER_SPAWNER=python: no Python 3.8 or later found');
   }
-  if (wanted === 'perl' || perlAvailable()) return new ForkServer(slots, baseEnv, cwd);
-  return new NodeExecutor(slots, baseEnv);
+  if (wanted === 'perl' || perlAvailable())
+    return new ForkServer(slots, baseEnv, cwd, { kind: 'perl', interpreter: 'perl' }, killGrace);
+  return new NodeExecutor(slots, baseEnv, killGrace);
 }

@@ -123,7 +123,7 @@ for (my $try = 0; !$stop; $try++) {
   }
   my $status = $?;
   if ($hires) { Time::HiRes::alarm(0); } else { alarm(0); }
-  kill('KILL', -$child) if $stop || $timed_out;
+  kill('KILL', -$child); # what it left in its group goes with it, as with every runner
   $child = 0;
   my $sig = $status & 127;
   my $code = $sig ? 'null' : $status >> 8;

@@ -25,6 +25,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** Text for stdin (stdin is a pipe, never a TTY). */
   input?: string;
+  /** Start it in its own session and process group, as `setsid drover ...` does (for group signals). */
+  setsid?: boolean;
 }
 
 /** A drover process running in the background. */
@@ -57,6 +59,7 @@ export function startDrover(args: readonly string[], opts: RunOptions): Started 
     cwd: opts.cwd,
     env: childEnv(opts.env),
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: opts.setsid === true,
   });
   let stdout = '';
   let stderr = '';
