@@ -18,9 +18,12 @@ export function openWorkspace(): Workspace {
   return { paths, ledger };
 }
 
-/** Open `.drover/` only if it exists (read-only commands in a fresh folder create nothing). */
+/**
+ * Open `.drover/` only if it exists (read-only commands in a fresh folder create nothing). A `.drover` that
+ * cannot be written is opened read-only: such commands still answer, saying once that it may be stale.
+ */
 export function openExistingWorkspace(): Workspace | undefined {
   const paths = droverPaths();
   if (!fs.existsSync(paths.ledger)) return undefined;
-  return { paths, ledger: Ledger.open(paths) };
+  return { paths, ledger: Ledger.openForReading(paths) };
 }
