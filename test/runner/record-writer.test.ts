@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const writerModule = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
-  '../../src/runner/record-writer.js',
+  '../../src/runner/records.js',
 );
 
 const SCRIPT = `
@@ -52,8 +52,19 @@ function start(t: { after(fn: () => void): void }, limit: number) {
   child.stderr!.on('data', (d) => {
     stderr += d;
   });
-  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  return { dir, file, child, out: () => stdout, err: () => stderr, exit };
+  let ended = false;
+  const exit = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      ended = true;
+      resolve(code);
+    }),
+  );
+  /**
+   * Wait until the writer says it is blocked, or the process is gone (it did not survive the failure), or
+   * 5 s passed (a writer that did not notice): the file shows what it did.
+   */
+  const blocked = () => until('blocked', () => stdout.includes('blocked') || ended, 5000).catch(() => {});
+  return { dir, file, child, out: () => stdout, err: () => stderr, exit, blocked };
 }
 
 async function until(what: string, probe: () => boolean, ms = 10_000): Promise<void> {
@@ -66,10 +77,11 @@ async function until(what: string, probe: () => boolean, ms = 10_000): Promise<v
 
 test('a write the file refuses halfway leaves whole lines only, and the rest is written when it can be', async (t) => {
   const w = start(t, 1000);
-  await until('blocked', () => w.out().includes('blocked'));
+  await w.blocked();
   const text = fs.readFileSync(w.file, 'utf8');
-  assert.ok(text.length > 0 && text.length <= 1000);
   assert.ok(text.endsWith('\n'), 'no half line: the part of a line that got out was cut off again');
+  assert.ok(text.length <= 1000);
+  assert.doesNotMatch(w.err(), /\n\s+at /, 'no stack trace');
   assert.equal(text, all.slice(0, text.split('\n').length - 1).join(''));
   assert.match(
     w.err(),
@@ -86,7 +98,7 @@ test('a write the file refuses halfway leaves whole lines only, and the rest is 
 
 test('a process that exits while records wait saves them and says how to hand them over', async (t) => {
   const w = start(t, 1800);
-  await until('blocked', () => w.out().includes('blocked'));
+  await w.blocked();
   w.child.kill('SIGTERM');
   assert.equal(await w.exit, 3);
   const spill = path.join(w.dir, `drover-unwritten-${path.basename(w.file)}`);
@@ -100,7 +112,7 @@ test('a process that exits while records wait saves them and says how to hand th
 
 test('records that cannot be saved either are said to be lost, and leave no partial file', async (t) => {
   const w = start(t, 600); // the saved copy needs more than 600 bytes too
-  await until('blocked', () => w.out().includes('blocked'));
+  await w.blocked();
   w.child.kill('SIGTERM');
   assert.equal(await w.exit, 3);
   const text = fs.readFileSync(w.file, 'utf8');
