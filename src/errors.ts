@@ -75,14 +75,15 @@ export function isDiskWriteError(err: unknown): boolean {
 
 /**
  * Describe a failed system call in one line, naming the path when known and what to do (`remedy`, else the
- * usual one): `disk full at PATH (write): free space on that disk and run the command again`.
+ * usual one; '' for none): `disk full at PATH (write): free space on that disk and run the command again`.
  */
 export function describeSystemError(err: SystemError, file = err.path, remedy?: string): string {
   const known = ERRNO[err.code];
   const where = file ? ` at ${file}` : '';
   const call = err.syscall ? ` (${err.syscall})` : '';
-  if (known) return `${known.what}${where}${call}: ${remedy ?? known.remedy}`;
-  if (remedy) return `${err.code}${where}${call}: ${remedy}`;
+  const then = remedy ?? known?.remedy;
+  if (known) return `${known.what}${where}${call}${then ? `: ${then}` : ''}`;
+  if (remedy !== undefined) return `${err.code}${where}${call}${then ? `: ${then}` : ''}`;
   const text = err.message.split('\n')[0]!.replace(/^E[A-Z0-9]+: /, '');
   return `${text}${file && !text.includes(file) ? ` (${file})` : ''}`;
 }

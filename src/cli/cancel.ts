@@ -42,7 +42,7 @@ export function registerCancel(program: Command): void {
 async function cancel(jobname: string, opts: CancelOptions, argv: readonly string[]): Promise<void> {
   validateJobname(jobname, 'job');
   if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
-  const ws = openExistingWorkspace();
+  const ws = openExistingWorkspace({ write: true });
   if (!ws) throw jobNotFound(jobname);
   const job = getJob(ws.ledger, jobname);
   const wanted =

@@ -20,7 +20,7 @@ import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/
 import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
 import { parseDuration } from '../util/duration.js';
 import { launchCluster } from './launch-cluster.js';
-import { launchLocal } from './launch-local.js';
+import { discardLaunch, launchLocal } from './launch-local.js';
 import { note, printJson } from './output.js';
 import { intOption, secondsOption } from './parse.js';
 import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
@@ -351,7 +351,12 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     (id) => ws.paths.launchDir(jobname, id),
   );
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
-  fs.mkdirSync(launch.dir, { recursive: true });
+  try {
+    fs.mkdirSync(launch.dir, { recursive: true });
+  } catch (err) {
+    discardLaunch(ws, launch);
+    throw err;
+  }
   const venv = opts.venv ?? config.venv;
   const settings: RunSettings = {
     v: 1,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type Database from 'better-sqlite3';
-import { describeSystemError, ioError, isSystemError, type SystemError } from '../errors.js';
+import { DroverError, describeSystemError, ioError, isSystemError, type SystemError } from '../errors.js';
 import type { DroverPaths } from '../paths.js';
 import { type Db, ledgerError, openDb, openDbForReading } from './open.js';
 
@@ -24,10 +24,10 @@ export class Ledger {
     /** True when this call created `.drover/` (the CLI says so once). */
     readonly created: boolean,
     /**
-     * True when the ledger was opened for reading only, because `.drover` cannot be written: it is shown as
-     * last written, and nothing brings it up to date (refresh does nothing).
+     * Why the ledger was opened for reading only (`.drover` cannot be written, or the disk refused to open it
+     * for writing): it is shown as last written, and nothing brings it up to date. Undefined when writable.
      */
-    readonly readonly: boolean,
+    readonly readOnlyBecause: string | undefined,
     /** Where warnings go. */
     public warn: WarningSink = toStderr,
   ) {}
@@ -45,20 +45,37 @@ export class Ledger {
     const refused = writeRefused(paths);
     if (refused) throw ioError(refused);
     const { db } = openDb(paths.ledger);
-    return new Ledger(db, paths, !existed, false);
+    return new Ledger(db, paths, !existed, undefined);
+  }
+
+  /** True when the ledger was opened for reading only (see readOnlyBecause). */
+  get readonly(): boolean {
+    return this.readOnlyBecause !== undefined;
   }
 
   /**
    * Open an existing ledger for a command that only reads (status, list, logs, history): read-only when
-   * `.drover` cannot be written, saying once on stderr that the answer may be stale.
+   * `.drover` cannot be written or the disk refuses to open it for writing (SQLite cannot make its WAL index
+   * on a full disk), saying once on stderr, when it matters, that the answer may be stale.
    */
   static openForReading(paths: DroverPaths): Ledger {
-    if (!writeRefused(paths)) {
-      const ledger = Ledger.open(paths);
-      ledger.forReading = true;
-      return ledger;
+    const refused = writeRefused(paths);
+    let because = refused ? describeSystemError(refused, refused.path, '') : undefined;
+    if (!because) {
+      try {
+        const ledger = Ledger.open(paths);
+        ledger.forReading = true;
+        return ledger;
+      } catch (err) {
+        if (!(err instanceof DroverError) || err.code !== 'io') throw err;
+        because = err.message;
+      }
     }
-    return new Ledger(openDbForReading(paths.ledger), paths, false, true);
+    const db = openDbForReading(paths.ledger);
+    if (db.memory && fileSize(`${paths.ledger}-wal`) > 0) {
+      because += ` (and its write-ahead log ${paths.ledger}-wal cannot be read: recent changes may be missing)`;
+    }
+    return new Ledger(db, paths, false, because);
   }
 
   /** A prepared statement, compiled once per ledger. */
@@ -90,9 +107,9 @@ export class Ledger {
    * (full, read-only, failing) — either way saying once on stderr that the answer may be stale.
    */
   refreshing(fn: () => void): void {
-    if (this.readonly) {
+    if (this.readOnlyBecause !== undefined) {
       this.warnOnce(
-        `${this.paths.root} cannot be written: showing the ledger as last written (what runners recorded since is not read in); the answer may be stale`,
+        `${this.readOnlyBecause} — showing the ledger as last written (what runners recorded since is not read in): the answer may be stale`,
       );
       return;
     }
@@ -106,7 +123,7 @@ export class Ledger {
       const e = ledgerError(err, this.paths.ledger);
       if (e?.code !== 'io' && !isSystemError(err)) throw err;
       const why = e?.message ?? (isSystemError(err) ? describeSystemError(err) : String(err));
-      this.warnOnce(`${why}; the answer may be stale`);
+      this.warnOnce(`${why} — could not bring the ledger up to date: the answer may be stale`);
     }
   }
 
@@ -124,5 +141,13 @@ function writeRefused(paths: DroverPaths): SystemError | undefined {
   } catch (err) {
     if (isSystemError(err)) return err;
     throw err;
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
   }
 }

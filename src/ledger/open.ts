@@ -45,10 +45,11 @@ export function openDbForReading(file: string): Db {
     db = new Database(file, { readonly: true, fileMustExist: true });
     db.pragma('user_version', { simple: true }); // the first read opens the WAL index, or fails
   } catch (err) {
-    if ((err as { code?: string }).code !== 'SQLITE_CANTOPEN') throw ledgerError(err, file) ?? err;
-    // A WAL database closed cleanly has no -shm file, and SQLite cannot make one in a read-only folder.
-    // Everything is in the main file then: read a copy of it, marked as a rollback-journal database (bytes
-    // 18-19 of the header), which SQLite opens in memory.
+    const code = (err as { code?: string }).code ?? '';
+    if (code !== 'SQLITE_CANTOPEN' && !code.startsWith('SQLITE_IOERR')) throw ledgerError(err, file) ?? err;
+    // A WAL database closed cleanly has no -shm file, and SQLite cannot make one in a read-only folder (or
+    // size one on a full disk). Everything is in the main file then: read a copy of it, marked as a
+    // rollback-journal database (bytes 18-19 of the header), which SQLite opens in memory.
     try {
       const image = fs.readFileSync(file);
       if (image.length >= 100) image.fill(1, 18, 20);
@@ -111,6 +112,12 @@ function describe(code: string, file: string): { code: 'corrupt' | 'io'; message
   if (code === 'SQLITE_FULL') {
     return { code: 'io', message: `disk full at ${file}: free space on that disk and run the command again` };
   }
+  if (code.startsWith('SQLITE_IOERR') && diskFull(dir)) {
+    return {
+      code: 'io',
+      message: `disk full at ${file} (${code}): free space on that disk and run the command again`,
+    };
+  }
   if (code.startsWith('SQLITE_IOERR')) {
     return {
       code: 'io',
@@ -136,6 +143,15 @@ function describe(code: string, file: string): { code: 'corrupt' | 'io'; message
     };
   }
   return undefined;
+}
+
+/** True when the file system of `dir` has no block left for us (SQLite reports that as an I/O error). */
+function diskFull(dir: string): boolean {
+  try {
+    return fs.statfsSync(dir).bavail === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -54,25 +54,31 @@ export function tmpfsFolder(t: HasAfter, size: string): string {
 }
 
 /**
- * Make `dir` read-only for everyone, root included (a read-only bind mount of it on itself). Returns what
- * undoes it; the test's end undoes it too.
+ * A fresh temporary folder to run drover in (as tempWorkspace), where the test may make folders read-only with
+ * `readOnly` (a read-only bind mount of a folder on itself: root cannot write it either). After the test, the
+ * mounts are undone first, then what its launches left running is killed and the folder removed.
  */
-export function makeReadOnly(t: HasAfter, dir: string): () => void {
-  execFileSync('mount', ['--bind', dir, dir]);
-  let mounted = true;
-  const undo = () => {
-    if (!mounted) return;
-    mounted = false;
-    unmount(dir);
+export function mountableWorkspace(t: HasAfter): { dir: string; readOnly(sub: string): () => void } {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-ro-')));
+  const undos: (() => void)[] = [];
+  t.after(async () => {
+    for (const undo of undos.reverse()) undo();
+    await killLeftovers(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const readOnly = (sub: string) => {
+    execFileSync('mount', ['--bind', sub, sub]);
+    let mounted = true;
+    const undo = () => {
+      if (!mounted) return;
+      mounted = false;
+      unmount(sub);
+    };
+    undos.push(undo);
+    execFileSync('mount', ['-o', 'remount,bind,ro', sub]);
+    return undo;
   };
-  try {
-    execFileSync('mount', ['-o', 'remount,bind,ro', dir]);
-  } catch (err) {
-    undo();
-    throw err;
-  }
-  t.after(undo);
-  return undo;
+  return { dir, readOnly };
 }
 
 /** Fill the disk of `dir` to the last block with a file; returns it (remove it to free the space). */

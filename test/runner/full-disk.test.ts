@@ -169,3 +169,56 @@ test('space that never returns: no task starts, and a forced exit saves the reco
   assert.equal(status.counts.succeeded, starts.length);
   assert.equal(status.counts.cancelled, 200 - starts.length);
 });
+
+test('a detached runner whose own log is on the full disk: it does not die of the messages it cannot write', {
+  skip: needsRoot,
+  timeout: 120_000,
+}, async (t) => {
+  const dir = tmpfsFolder(t, '2m');
+  const ids = Array.from({ length: 300 }, (_, i) => String(i + 1));
+  const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', 'd', '+pos-arg', ...ids], {
+    cwd: dir,
+  });
+  assert.equal(pre.code, 0, pre.stderr);
+  const { pid } = await droverJson<{ pid: number }>(
+    ['launch', '--jobname', 'd', '--detach', '--max-tasks', '2', '--json'],
+    { cwd: dir },
+  );
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
+  const ballast = fillDisk(dir);
+  // Blocked: the record file stops growing while the runner lives on.
+  const size = () => recordFiles(dir).reduce((n, f) => n + fs.statSync(f).size, 0);
+  let last = size();
+  let since = Date.now();
+  await until('the runner blocked', () => {
+    const now = size();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+    return Date.now() - since > 1500;
+  });
+  assert.ok(alive(), 'the runner survived the full disk');
+  const quietFrom = since / 1000 + 0.5;
+  const freedAt = Date.now() / 1000;
+  fs.rmSync(ballast);
+  await until('the runner finished', () => !alive(), 90_000);
+  const rs = wholeRecords(dir);
+  assert.equal(rs.at(-1)!.type, 'runner-end');
+  for (const s of rs.filter((x) => x.type === 'start')) {
+    assert.ok(
+      !((s.at as number) > quietFrom && (s.at as number) < freedAt),
+      `task ${s.task} started while blocked`,
+    );
+  }
+  const status = await droverJson<Status>(['status', 'd', '--json'], { cwd: dir });
+  assert.equal(status.counts.succeeded, 300);
+});
