@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { isSystemError } from './errors.js';
 
 /**
  * The bytes of a file from the position `start(size)` picks to its end, and that position; undefined when the
@@ -20,6 +21,42 @@ export function readFrom(
     const buf = Buffer.allocUnsafe(size - from);
     const n = fs.readSync(fd, buf, 0, buf.length, from);
     return { buf: buf.subarray(0, n), start: from };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Run `fn`, which works on `file`, so that a failed system call it makes names `file`: Node's errors name the
+ * path of calls that take one, not of writes to an open file (`ENOSPC: no space left on device, write`).
+ */
+export function atPath<T>(file: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (isSystemError(err) && err.path === undefined) err.path = file;
+    throw err;
+  }
+}
+
+/** Count the line ends (`\n`) in the first `end` bytes of a file: the number of the line that starts there. */
+export function linesBefore(file: string, end: number): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return 0;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let n = 0;
+    for (let pos = 0; pos < end; ) {
+      const got = fs.readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos);
+      if (got === 0) break;
+      for (let i = buf.indexOf(0x0a); i >= 0 && i < got; i = buf.indexOf(0x0a, i + 1)) n++;
+      pos += got;
+    }
+    return n;
   } finally {
     fs.closeSync(fd);
   }

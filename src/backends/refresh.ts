@@ -5,14 +5,19 @@ import { backendFor } from './registry.js';
 
 /**
  * Bring the ledger up to date for a job (or every job): ingest what runners wrote, let each backend fill in
- * what runners could not say, and close launches that are done. Cheap when nothing is open.
+ * what runners could not say, and close launches that are done. Cheap when nothing is open. A ledger opened
+ * for reading is brought up to date as far as the disk lets it (see Ledger.refreshing).
  */
 export function refresh(ledger: Ledger, jobId?: number): void {
-  for (const launch of openLaunches(ledger, jobId)) {
-    ingestLaunch(ledger, launch);
-    ledger.write(() => {
-      backendFor(launch.backend).reconcile(ledger, launch);
-      closeLaunchIfDone(ledger, launch.id);
-    });
-  }
+  const launches = openLaunches(ledger, jobId);
+  if (launches.length === 0) return;
+  ledger.refreshing(() => {
+    for (const launch of launches) {
+      ingestLaunch(ledger, launch);
+      ledger.write(() => {
+        backendFor(launch.backend).reconcile(ledger, launch);
+        closeLaunchIfDone(ledger, launch.id);
+      });
+    }
+  });
 }

@@ -45,7 +45,7 @@ export function registerCancel(program: Command): void {
 async function cancel(jobname: string, opts: CancelOptions, argv: readonly string[]): Promise<void> {
   validateJobname(jobname, 'job');
   if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
-  const ws = openExistingWorkspace();
+  const ws = openExistingWorkspace({ write: true });
   if (!ws) throw jobNotFound(jobname);
   const job = loadJob(ws, jobname, { report: note });
   // Not only the job's tasks now: a task whose command changed may still run its earlier one.

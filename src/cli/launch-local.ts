@@ -1,12 +1,14 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { LaunchRequest } from '../backends/backend.js';
 import { LAUNCH_DIR_VAR } from '../backends/local/leftovers.js';
 import { runDetached, runForeground, signalExitCode } from '../backends/local/submit.js';
 import { refresh } from '../backends/refresh.js';
-import { DroverError } from '../errors.js';
-import { ingestLaunch } from '../ledger/ingest.js';
+import { DroverError, ioError, isSystemError, toDroverError } from '../errors.js';
+import { ingestLaunch, recordsDir } from '../ledger/ingest.js';
 import type { JobRow } from '../ledger/jobs.js';
-import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
+import { deleteLaunch, type LaunchRow, type LaunchTask } from '../ledger/launches.js';
+import { ledgerError } from '../ledger/open.js';
 import { launchCounts } from '../ledger/queries.js';
 import { type GroupFile, type LaunchFile, type RunSettings, writeFileAtomic } from '../runner/group.js';
 import type { LaunchOptions } from './launch.js';
@@ -30,6 +32,36 @@ export interface PreparedLaunch {
 }
 
 /**
+ * A launch that could not be handed to its runner (a full or read-only disk) did not happen: it leaves the
+ * ledger and its folder goes, as a cluster launch whose submission failed. (When the ledger refuses even that,
+ * the error that brought us here is the one to report.)
+ */
+export function discardLaunch(ws: Workspace, launch: LaunchRow): void {
+  try {
+    deleteLaunch(ws.ledger, launch.id);
+  } catch {}
+  fs.rmSync(launch.dir, { recursive: true, force: true });
+}
+
+/** True when a runner of the launch recorded a task's start (or tried to). */
+function startedAny(launch: LaunchRow): boolean {
+  const dir = recordsDir(launch);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return false;
+  }
+  return names.some((n) => {
+    try {
+      return fs.readFileSync(path.join(dir, n), 'utf8').includes('"type":"start"');
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
  * Run a local launch: in the foreground with live progress (exit 1 if any task did not succeed), or detached.
  * The configured header and footer wrap each task's command.
  */
@@ -49,7 +81,12 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
   const groupTasks = tasks.map((t) => ({ id: t.id, command: t.command, attempt: t.attempt }));
   const launchFile: LaunchFile = { ...settings, groups: { '1': groupTasks } };
   const launchPath = path.join(launch.dir, 'launch.json');
-  writeFileAtomic(launchPath, JSON.stringify(launchFile));
+  try {
+    writeFileAtomic(launchPath, JSON.stringify(launchFile));
+  } catch (err) {
+    discardLaunch(ws, launch);
+    throw err;
+  }
   const group: GroupFile = { ...settings, group: '1', tasks: groupTasks };
   const base = {
     jobname: job.name,
@@ -82,13 +119,27 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
   try {
     result = await runForeground(ws.ledger, group, { progress: !opts.quiet && !opts.json });
   } catch (err) {
-    throw err instanceof DroverError
-      ? err
-      : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err });
+    // It failed before any task started (the runner's files or the ledger refused a write): no launch.
+    if (!startedAny(launch)) discardLaunch(ws, launch);
+    if (err instanceof DroverError) throw err;
+    throw (
+      ledgerError(err) ??
+      (isSystemError(err)
+        ? ioError(err)
+        : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err }))
+    );
   } finally {
     clearInterval(ingest);
   }
-  refresh(ws.ledger, job.id);
+  if (result.interrupted) {
+    // Stopped by the user: that is the answer, even when the ledger cannot take the records now (a full disk).
+    try {
+      refresh(ws.ledger, job.id);
+    } catch (err) {
+      note(`drover: ${toDroverError(ledgerError(err) ?? (isSystemError(err) ? ioError(err) : err)).message}`);
+      return signalExitCode(result.interrupted);
+    }
+  } else refresh(ws.ledger, job.id);
   const counts = launchCounts(ws.ledger, launch.id);
   // After SIGHUP no terminal is left to read the summary.
   if (result.interrupted === 'SIGHUP') return signalExitCode('SIGHUP');

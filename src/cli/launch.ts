@@ -22,7 +22,7 @@ import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { launchCluster } from './launch-cluster.js';
-import { launchLocal } from './launch-local.js';
+import { discardLaunch, launchLocal } from './launch-local.js';
 import { note, printJson } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
 import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
@@ -392,7 +392,12 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     return made;
   });
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
-  fs.mkdirSync(launch.dir, { recursive: true });
+  try {
+    fs.mkdirSync(launch.dir, { recursive: true });
+  } catch (err) {
+    discardLaunch(ws, launch);
+    throw err;
+  }
   const venv = opts.venv ?? config.venv;
   const settings: RunSettings = {
     v: 1,

@@ -5,7 +5,7 @@ import { registerHistory } from './history.js';
 import { registerLaunch } from './launch.js';
 import { registerList } from './list.js';
 import { registerLogs } from './logs.js';
-import { reportError } from './output.js';
+import { handleProcessErrors, reportError } from './output.js';
 import { registerPool } from './pool.js';
 import { registerPrelaunch } from './prelaunch.js';
 import { registerRunner } from './runner.js';
@@ -57,11 +57,7 @@ Exit codes: 0 success, 1 the work failed, 2 bad usage or input.`,
 /** Run the CLI with `argv` (the arguments after `drover`). */
 export async function main(argv: string[], facts: { version: string; bin: string }): Promise<void> {
   Object.assign(self, facts);
-  // A reader that stops early (drover list | head) is not an error.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
+  handleProcessErrors();
   const program = buildProgram(facts.version);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
-import { DroverError, toDroverError } from '../errors.js';
+import { DroverError, isSystemError, toDroverError } from '../errors.js';
+import { ledgerError } from '../ledger/open.js';
 
 /**
  * The one output layer: data to stdout (a table for people, JSON with --json), messages and progress to
@@ -32,15 +33,37 @@ export function note(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-/** Print an error as one line on stderr and return the exit code it calls for. */
+/**
+ * Print an error as one line on stderr and return the exit code it calls for. A failed system call (disk full,
+ * read-only, permission denied, I/O error) or a ledger SQLite refused names the path and what to do; a stack
+ * trace only for a bug, and only with DROVER_DEBUG set.
+ */
 export function reportError(err: unknown): number {
-  const e = toDroverError(err);
+  const e = toDroverError(ledgerError(err) ?? err);
   const line = e.message.split('\n')[0];
   process.stderr.write(`drover: ${line}\n`);
-  if (e.code === 'internal' && process.env.DROVER_DEBUG && e.cause instanceof Error) {
-    process.stderr.write(`${e.cause.stack}\n`);
-  }
+  if (process.env.DROVER_DEBUG && e.cause instanceof Error) process.stderr.write(`${e.cause.stack}\n`);
   return e instanceof DroverError ? e.exitCode : 1;
+}
+
+/**
+ * Errors nobody caught (thrown in a timer or callback, a promise nobody awaited) end the process as any other
+ * error does: one line on stderr, not Node's stack trace. Output that cannot be written is no such error:
+ * stdout to a reader that stopped early (drover list | head) ends the command quietly, stdout to a full disk
+ * is one line, and stderr that cannot be written (a runner's log on a full disk) is dropped: there is nowhere
+ * to say so, and a runner must go on recording its tasks.
+ */
+export function handleProcessErrors(): void {
+  process.on('uncaughtException', (err) => {
+    process.exitCode = reportError(err);
+    process.exit();
+  });
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (isSystemError(err)) err.path ??= 'standard output';
+    throw err;
+  });
+  process.stderr.on('error', () => {});
 }
 
 /** Table borders: light rules only, readable in any terminal and in logs. */

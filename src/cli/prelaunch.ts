@@ -75,24 +75,29 @@ function prelaunch(words: string[]): void {
   const known = findJob(ws.ledger, spec.jobname);
   // Fresh states first: a launch that has ended since is not in the way.
   if (known) refresh(ws.ledger, known.id);
-  // The ledger's write lock makes the read-modify-write of the jobfile atomic against concurrent prelaunches.
-  const { tasks, total, changes } = ws.ledger.write(() => {
-    if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
-    const existing = spec.append ? readJobfile(jobfile) : new Map();
-    const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
-    const entries = addTasks(existing, tasks);
-    fs.mkdirSync(path.dirname(jobfile), { recursive: true });
-    writeJobfileAtomic(jobfile, serializeJobfile(entries));
-    const { changes } = syncJobTasks(
-      ws.ledger,
-      spec.jobname,
-      jobfile,
-      entries,
-      jobfileStamp(jobfile) ?? null,
-    );
-    recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
-    return { tasks, total: entries.size, changes };
-  });
+  // The ledger's write lock makes the read-modify-write of the jobfile atomic against concurrent prelaunches;
+  // if the ledger then cannot take the change, the jobfile goes back to what it was (nothing half-written).
+  const undo = new JobfileUndo(jobfile);
+  const { tasks, total, changes } = undo.around(() =>
+    ws.ledger.write(() => {
+      if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
+      const existing = spec.append ? readJobfile(jobfile) : new Map();
+      const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
+      const entries = addTasks(existing, tasks);
+      fs.mkdirSync(path.dirname(jobfile), { recursive: true });
+      undo.keep();
+      writeJobfileAtomic(jobfile, serializeJobfile(entries));
+      const { changes } = syncJobTasks(
+        ws.ledger,
+        spec.jobname,
+        jobfile,
+        entries,
+        jobfileStamp(jobfile) ?? null,
+      );
+      recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
+      return { tasks, total: entries.size, changes };
+    }),
+  );
   if (!spec.quiet) process.stdout.write(tasks.map((t) => `${t.command}\n`).join(''));
   process.stdout.write(`Prelaunched ${total} jobs for ${spec.jobname}.\n`);
   const line = describeChanges(spec.jobname, changes);
@@ -112,4 +117,38 @@ function refuseWhileLaunched(ledger: Ledger, jobname: string): void {
   throw usageError(
     `job '${jobname}' has tasks queued or running (launch ${ids}): wait for them or cancel them (drover cancel ${jobname}) before prelaunching it again, or add tasks with +append`,
   );
+}
+
+/**
+ * The jobfile as it was before a prelaunch rewrote it, kept as a hard link (no data written, so it works on a
+ * full disk too) until the ledger has committed the change; put back if it did not.
+ */
+class JobfileUndo {
+  private backup: string | null | undefined;
+  constructor(private readonly file: string) {}
+
+  /** Keep the current jobfile (or remember there was none) before it is replaced. */
+  keep(): void {
+    const backup = `${this.file}.${process.pid}.undo`;
+    try {
+      fs.linkSync(this.file, backup);
+      this.backup = backup;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      this.backup = null;
+    }
+  }
+
+  /** Run `fn`; when it throws after keep(), put the old jobfile back (or remove the new one) and rethrow. */
+  around<T>(fn: () => T): T {
+    try {
+      const result = fn();
+      if (this.backup) fs.rmSync(this.backup, { force: true });
+      return result;
+    } catch (err) {
+      if (this.backup) fs.renameSync(this.backup, this.file);
+      else if (this.backup === null) fs.rmSync(this.file, { force: true });
+      throw err;
+    }
+  }
 }

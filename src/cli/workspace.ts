@@ -18,9 +18,13 @@ export function openWorkspace(): Workspace {
   return { paths, ledger };
 }
 
-/** Open `.drover/` only if it exists (read-only commands in a fresh folder create nothing). */
-export function openExistingWorkspace(): Workspace | undefined {
+/**
+ * Open `.drover/` only if it exists (commands about existing jobs in a fresh folder create nothing). For a
+ * command that only reads, a `.drover` that cannot be written is opened read-only: it still answers, saying
+ * once that the answer may be stale. A command that writes (`write`) fails instead, in one line.
+ */
+export function openExistingWorkspace(options: { write?: boolean } = {}): Workspace | undefined {
   const paths = droverPaths();
   if (!fs.existsSync(paths.ledger)) return undefined;
-  return { paths, ledger: Ledger.open(paths) };
+  return { paths, ledger: options.write ? Ledger.open(paths) : Ledger.openForReading(paths) };
 }

@@ -59,8 +59,14 @@ export function loadJob(src: JobSource, name: string, options: LoadJobOptions = 
     );
   }
   if (known && known.jobfile === jobfile && known.jobfile_stamp === stamp) return known;
-  const { job, changes } = syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp);
-  if (known) reportChanges(name, changes, options.report);
+  if (!known) return syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp).job;
+  // A read-only ledger (or a full disk, for a command that only reads) answers from what it knows, saying so.
+  let job = known;
+  src.ledger.refreshing(() => {
+    const synced = syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp);
+    job = synced.job;
+    reportChanges(name, synced.changes, options.report);
+  });
   return job;
 }
 

@@ -1,30 +1,75 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readFrom } from '../files.js';
+import { linesBefore, readFrom } from '../files.js';
+import { isProcessAlive, shortHostname } from '../runner/proc.js';
 import { type AttemptRecord, parseRecords, type StartRecord } from '../runner/records.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { addLaunchTimes, recordAttempt, recordEnd, recordSkip, recordStart } from './transitions.js';
+import {
+  addLaunchTimes,
+  recordAttempt,
+  recordEnd,
+  recordEndWithoutStart,
+  recordSkip,
+  recordStart,
+} from './transitions.js';
 
 /** The folder where a launch's runners write their record files. */
 export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
   return path.join(launch.dir, 'records');
 }
 
-/** Read new bytes of one record file past the ingested offset: complete lines only. */
-function readNew(file: string, offset: number): { text: string; end: number } | undefined {
+/** New bytes of a record file past the ingested offset, split into whole lines and a tail without a line end. */
+interface Chunk {
+  /** The whole lines. */
+  text: string;
+  /** Bytes after the last line end: a line being written, or torn if its writer is gone. */
+  tail: number;
+  /** Offset just past the whole lines. */
+  end: number;
+}
+
+function readNew(file: string, offset: number): Chunk | undefined {
   const buf = readFrom(file, () => offset)?.buf;
-  const lastNl = buf ? buf.lastIndexOf(0x0a) : -1;
-  if (!buf || lastNl < 0) return undefined;
-  return { text: buf.toString('utf8', 0, lastNl + 1), end: offset + lastNl + 1 };
+  if (!buf || buf.length === 0) return undefined;
+  const whole = buf.lastIndexOf(0x0a) + 1;
+  return { text: buf.toString('utf8', 0, whole), tail: buf.length - whole, end: offset + whole };
+}
+
+/**
+ * True when the runner writing `file` has ended, so the file will not grow: it is on this host and its
+ * process is gone. Unknown (false) for a runner on another host. Every runner names its file
+ * `g<group>.<host>.<pid>.jsonl`; its runner record adds the pid's start time, to tell a reused pid.
+ */
+function writerGone(ledger: Ledger, file: string): boolean {
+  const row = ledger
+    .stmt(
+      `SELECT r.host, r.pid, r.pid_start FROM runner_files f JOIN runners r ON r.launch_id = f.launch_id AND r.name = f.runner
+       WHERE f.path = ?`,
+    )
+    .get(file) as { host: string; pid: number; pid_start: string | null } | undefined;
+  const m = /\.([^.]+)\.(\d+)\.jsonl$/.exec(file);
+  const host = row?.host ?? m?.[1];
+  const pid = row?.pid ?? Number(m?.[2]);
+  if (host !== shortHostname() || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  return !isProcessAlive(pid, row?.pid_start ?? null);
 }
 
 /**
  * Apply a batch of records in order (inside a transaction). A start whose end is in the same batch is held
- * back and applied together with its end as one transition: that is the common case for short tasks.
+ * back and applied together with its end as one transition: that is the common case for short tasks. A held
+ * start is applied before any other record of its task, so each task's records apply in file order even when
+ * some are missing (a damaged line). An end whose start was never recorded still counts.
  */
 function applyBatch(ledger: Ledger, launch: LaunchRow, file: string, records: AttemptRecord[]): void {
-  const held = new Map<string, StartRecord>();
+  /** Starts held back, by task. */
+  const held = new Map<number, StartRecord>();
+  const release = (task: number) => {
+    const start = held.get(task);
+    if (!start) return;
+    held.delete(task);
+    recordStart(ledger, launch.job_id, launch.id, start);
+  };
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
   let busy = 0;
@@ -42,23 +87,28 @@ function applyBatch(ledger: Ledger, launch: LaunchRow, file: string, records: At
           .run(launch.id, file, r.runner);
         break;
       case 'start':
-        held.set(`${r.task}.${r.attempt}`, r);
+        release(r.task);
+        held.set(r.task, r);
         break;
       case 'end': {
-        const key = `${r.task}.${r.attempt}`;
-        const start = held.get(key);
-        if (start && recordAttempt(ledger, launch.job_id, launch.id, start, r)) {
-          held.delete(key);
-          first = Math.min(first, start.at);
-          last = Math.max(last, r.at);
-          busy += r.at - start.at;
-        } else {
-          if (start) held.delete(key);
-          recordEnd(ledger, launch.job_id, launch.id, r);
+        const start = held.get(r.task);
+        if (start?.attempt === r.attempt) {
+          held.delete(r.task);
+          if (recordAttempt(ledger, launch.job_id, launch.id, start, r)) {
+            first = Math.min(first, start.at);
+            last = Math.max(last, r.at);
+            busy += r.at - start.at;
+          } else recordEnd(ledger, launch.job_id, launch.id, r);
+          break;
+        }
+        release(r.task);
+        if (!recordEnd(ledger, launch.job_id, launch.id, r)) {
+          recordEndWithoutStart(ledger, launch.job_id, launch.id, r);
         }
         break;
       }
       case 'skip':
+        release(r.task);
         recordSkip(ledger, launch.job_id, launch.id, r);
         break;
       case 'runner-end': {
@@ -81,7 +131,10 @@ function applyBatch(ledger: Ledger, launch: LaunchRow, file: string, records: At
 /**
  * Ingest what the launch's runners wrote since the last call, idempotently: the offset of each file moves in
  * the same transaction as the records it covers, so concurrent or repeated calls apply each record once.
- * Returns the number of records applied.
+ * A line that is not a record is skipped with a warning naming the file and line; the records after it count.
+ * A last line without its line end is left for the next call while its runner may still be writing it; once
+ * the runner is gone it is torn for good, and is cut with a warning (never guessed at). Warnings go to the
+ * ledger's warning sink, after the transaction commits. Returns the number of records applied.
  */
 export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   const dir = recordsDir(launch);
@@ -91,26 +144,53 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   } catch {
     return 0;
   }
+  const warnings: string[] = [];
   // One transaction for all of a launch's files: a commit costs ~0.4 ms, and a launch of one task per array
   // element has a file per element (1000 elements: 0.4 s of commits for the first status after them).
-  return ledger.write(() => {
-    let applied = 0;
+  const applied = ledger.write(() => {
+    warnings.length = 0; // (a transaction that failed and is run again warns once)
+    let n = 0;
     for (const name of files) {
       const file = path.join(dir, name);
       const row = ledger.stmt('SELECT offset FROM ingested WHERE path = ?').get(file) as
         | { offset: number }
         | undefined;
-      const chunk = readNew(file, row?.offset ?? 0);
+      const offset = row?.offset ?? 0;
+      let chunk = readNew(file, offset);
       if (!chunk) continue;
-      const { records } = parseRecords(chunk.text);
+      let final = false;
+      if (chunk.tail > 0 && writerGone(ledger, file)) {
+        // Read again: the file is final now, and the runner may have ended its line just before it died.
+        final = true;
+        chunk = readNew(file, offset) ?? chunk;
+      }
+      const { records, faults } = parseRecords(chunk.text);
       applyBatch(ledger, launch, file, records);
+      let end = chunk.end;
+      if (faults.length > 0 || (final && chunk.tail > 0)) {
+        const base = linesBefore(file, offset);
+        for (const f of faults) {
+          warnings.push(
+            `${file}:${base + f.line + 1}: ${f.reason}: skipped${f.recovered ? ' (the whole record after the damaged part counts)' : ''}; the records after it count`,
+          );
+        }
+        if (final && chunk.tail > 0) {
+          const line = base + chunk.text.split('\n').length;
+          warnings.push(
+            `${file}:${line}: the file ends in the middle of a record (${chunk.tail} bytes), and its runner is gone: cut`,
+          );
+          end += chunk.tail;
+        }
+      }
       ledger
         .stmt(
           'INSERT INTO ingested (path, offset) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET offset = excluded.offset',
         )
-        .run(file, chunk.end);
-      applied += records.length;
+        .run(file, end);
+      n += records.length;
     }
-    return applied;
+    return n;
   });
+  for (const w of warnings) ledger.warn(w);
+  return applied;
 }

@@ -63,15 +63,18 @@ export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: 
   setTaskState(ledger, jobId, launchId, r.task, 'running', null);
 }
 
-/** Transition: an attempt ended (running → a terminal state), with its exit code or signal. Idempotent. */
-export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: EndRecord): void {
+/**
+ * Transition: an attempt ended (running → a terminal state), with its exit code or signal. Idempotent. Returns
+ * false when the ledger has no such attempt still open (already ended, or its start was never recorded).
+ */
+export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: EndRecord): boolean {
   const info = ledger
     .stmt(
       `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
        WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND ended_at IS NULL`,
     )
     .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt, launchId);
-  if (info.changes === 0) return;
+  if (info.changes === 0) return false;
   ledger
     .stmt(
       `UPDATE launches SET last_end = max(coalesce(last_end, ?), ?),
@@ -83,6 +86,38 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
     .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
     .get(jobId, r.task, launchId) as { a: number };
   if (latest.a === r.attempt) setTaskState(ledger, jobId, launchId, r.task, taskStateAfter(r), r.exit_code);
+  return true;
+}
+
+/**
+ * Transition: an attempt ended whose start record is missing (its line in the record file was damaged): the
+ * attempt is recorded with its end and an unknown start, so the task's state is what its runner said, not
+ * `lost`. Only for a task of this launch; idempotent. Returns whether it recorded the attempt.
+ */
+export function recordEndWithoutStart(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  r: EndRecord,
+): boolean {
+  if (!ledger.stmt('SELECT 1 FROM launch_tasks WHERE launch_id = ? AND task_id = ?').get(launchId, r.task))
+    return false;
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, ended_at, reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, r.task, r.attempt, launchId, r.state, r.exit_code, r.signal, r.at, r.reason ?? null);
+  if (info.changes === 0) return false;
+  countAttempt(ledger, jobId, launchId, r.task, r.attempt);
+  ledger
+    .stmt('UPDATE launches SET last_end = max(coalesce(last_end, ?), ?) WHERE id = ?')
+    .run(r.at, r.at, launchId);
+  const latest = ledger
+    .stmt('SELECT max(attempt) AS a FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ?')
+    .get(jobId, r.task, launchId) as { a: number };
+  if (latest.a === r.attempt) setTaskState(ledger, jobId, launchId, r.task, taskStateAfter(r), r.exit_code);
+  return true;
 }
 
 /** Transition: a task was cancelled while not running: queued, or waiting to retry (→ cancelled). */

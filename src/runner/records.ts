@@ -1,5 +1,4 @@
-import fs from 'node:fs';
-import type { TerminalState } from '../ledger/states.js';
+import { TERMINAL_STATES, type TerminalState } from '../ledger/states.js';
 
 /**
  * Attempt records: what a runner writes, one JSON object per line, to a file only it writes. The CLI ingests
@@ -68,45 +67,109 @@ export interface RunnerEndRecord {
 
 export type AttemptRecord = RunnerRecord | StartRecord | EndRecord | SkipRecord | RunnerEndRecord;
 
-/**
- * Appends records to a file. The records of one turn of the event loop go out in one write at its end (before
- * the runner waits for anything again), so a SIGKILL loses only what happened in the turn it interrupts.
- */
-export class RecordWriter {
-  private readonly fd: number;
-  private pending = '';
-  constructor(readonly file: string) {
-    this.fd = fs.openSync(file, 'a');
-  }
-  /** Append one record as one line. */
-  write(record: AttemptRecord): void {
-    if (this.pending === '') process.nextTick(() => this.flush());
-    this.pending += `${JSON.stringify(record)}\n`;
-  }
-  /** Write what is pending now. */
-  flush(): void {
-    if (this.pending === '') return;
-    fs.writeSync(this.fd, this.pending);
-    this.pending = '';
-  }
-  close(): void {
-    this.flush();
-    fs.closeSync(this.fd);
-  }
+export { RecordWriter } from './record-writer.js';
+
+/** A line of a record file that is not a record: where it is (0-based, within the text parsed) and why. */
+export interface RecordFault {
+  /** Index of the line within the text given to parseRecords. */
+  line: number;
+  /** What is wrong with it. */
+  reason: string;
+  /** A whole record glued after the damaged part (a torn line the writer went on after): it counts. */
+  recovered: boolean;
 }
 
-/** Parse complete lines of records; unreadable lines are skipped (single appends cannot tear a line). */
-export function parseRecords(text: string): { records: AttemptRecord[] } {
+/**
+ * Parse complete lines of records. A line that is not a record (torn by a crash or a full disk, or damaged)
+ * is reported as a fault and skipped; the records around it count. A whole record written after a torn one
+ * on the same line (the writer went on after a failed write) is recovered: a record line starts with
+ * `{"type":"`, which no record holds anywhere else unescaped.
+ */
+export function parseRecords(text: string): { records: AttemptRecord[]; faults: RecordFault[] } {
   const records: AttemptRecord[] = [];
-  for (const line of text.split('\n')) {
+  const faults: RecordFault[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     if (line.trim() === '') continue;
-    try {
-      records.push(JSON.parse(line) as AttemptRecord);
-    } catch {
-      // skip
+    const got = parseLine(line);
+    if (typeof got !== 'string') {
+      records.push(got);
+      continue;
     }
+    const glued = line.lastIndexOf('{"type":"');
+    const after = glued > 0 ? parseLine(line.slice(glued)) : undefined;
+    if (after !== undefined && typeof after !== 'string') records.push(after);
+    faults.push({ line: i, reason: got, recovered: after !== undefined && typeof after !== 'string' });
   }
-  return { records };
+  return { records, faults };
+}
+
+/** One line as a record, or why it is not one. */
+function parseLine(line: string): AttemptRecord | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return 'not JSON (a torn or damaged line)';
+  }
+  return checkRecord(value) ?? (value as AttemptRecord);
+}
+
+const isInt = (v: unknown, min = 0) => Number.isSafeInteger(v) && (v as number) >= min;
+const isTime = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+const isStr = (v: unknown) => typeof v === 'string';
+const isStrOrNull = (v: unknown) => v === null || typeof v === 'string';
+const TERMINAL: ReadonlySet<unknown> = new Set(TERMINAL_STATES);
+
+/** Why a parsed JSON value is not a record of this version, or undefined when it is one. */
+export function checkRecord(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a record object';
+  const r = value as Record<string, unknown>;
+  const bad = (field: string) =>
+    `${r.type === 'end' ? 'an' : 'a'} '${String(r.type)}' record with a bad '${field}'`;
+  switch (r.type) {
+    case 'runner':
+      if (!isInt(r.v, 1)) return bad('v');
+      if (r.v !== RECORDS_VERSION)
+        return `a record of version ${r.v}, newer than this drover (${RECORDS_VERSION})`;
+      if (!isStr(r.runner)) return bad('runner');
+      if (!isInt(r.launch, 1)) return bad('launch');
+      if (!isStr(r.job)) return bad('job');
+      if (!isStr(r.host)) return bad('host');
+      if (!isInt(r.pid)) return bad('pid');
+      if (!isStrOrNull(r.pid_start)) return bad('pid_start');
+      if (!isInt(r.slots)) return bad('slots');
+      return isTime(r.at) ? undefined : bad('at');
+    case 'start':
+      if (!isInt(r.task, 1)) return bad('task');
+      if (!isInt(r.attempt, 1)) return bad('attempt');
+      if (!isTime(r.at)) return bad('at');
+      if (!isInt(r.pid)) return bad('pid');
+      if (!Number.isSafeInteger(r.slot)) return bad('slot');
+      if (!isStrOrNull(r.gpus)) return bad('gpus');
+      if (!isStr(r.host)) return bad('host');
+      if (!isStr(r.out)) return bad('out');
+      return isStr(r.err) ? undefined : bad('err');
+    case 'end':
+      if (!isInt(r.task, 1)) return bad('task');
+      if (!isInt(r.attempt, 1)) return bad('attempt');
+      if (!isTime(r.at)) return bad('at');
+      if (!TERMINAL.has(r.state)) return bad('state');
+      if (r.exit_code !== null && !Number.isSafeInteger(r.exit_code)) return bad('exit_code');
+      if (!isStrOrNull(r.signal)) return bad('signal');
+      if (r.reason !== undefined && !isStr(r.reason)) return bad('reason');
+      return r.retry === undefined || typeof r.retry === 'boolean' ? undefined : bad('retry');
+    case 'skip':
+      if (!isInt(r.task, 1)) return bad('task');
+      if (!isTime(r.at)) return bad('at');
+      return r.state === 'cancelled' ? undefined : bad('state');
+    case 'runner-end':
+      if (!isTime(r.at)) return bad('at');
+      return r.reason === 'done' || r.reason === 'cancelled' ? undefined : bad('reason');
+    default:
+      return `an unknown record type ${JSON.stringify(r.type)?.slice(0, 40)}`;
+  }
 }
 
 /** Unix time in seconds with millisecond precision. */

@@ -55,6 +55,8 @@ interface InFlight extends Queued {
   pid: number | null;
   stopReason: 'timeout' | 'cancel' | 'term' | null;
   timers: LongTimeout[];
+  /** Withdrawn before it started because its records could not be written: it goes back in the queue. */
+  held?: boolean;
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -78,6 +80,10 @@ export class Runner {
   private readonly executor: Executor;
   private readonly seenCancels = new Set<string>();
   private cancelledAll = false;
+  /** Told to stop at once (a second signal): it does not wait for space to write its last records. */
+  private aborted = false;
+  /** Set while every task is done and only the last records wait for space to be written. */
+  private whenDone: (() => void) | undefined;
   private finish: ((s: RunnerSummary) => void) | undefined;
   private cancelPoll: NodeJS.Timeout | undefined;
   /** Variables of this group that a shared executor does not have in its environment. */
@@ -107,7 +113,11 @@ export class Runner {
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
     this.recordsFile = path.join(group.recordsDir, `${this.name}.jsonl`);
-    this.writer = new RecordWriter(this.recordsFile);
+    // While the record file refuses writes (disk full), no task starts: one that did could not be recorded.
+    this.writer = new RecordWriter(this.recordsFile, {
+      onBlocked: () => this.holdUnstarted(),
+      onResumed: () => this.pump(),
+    });
     const baseEnv: NodeJS.ProcessEnv = {
       ...env,
       ...group.env,
@@ -212,6 +222,12 @@ export class Runner {
    * and each is recorded as `terminate` records it (`cancelled` for a local launch).
    */
   abort(): void {
+    this.aborted = true;
+    // Finished already, and only waiting for space to write its last records: stop waiting.
+    if (this.whenDone) {
+      this.whenDone();
+      return;
+    }
     this.terminate();
     for (const f of this.inFlight) {
       if (f.pid !== null) this.executor.signal(f.exec, 'SIGKILL');
@@ -256,7 +272,8 @@ export class Runner {
 
   private pump(): void {
     const limit = this.options.lookahead ?? this.slots.length * LOOKAHEAD_PER_SLOT;
-    while (this.inFlight.size < limit && this.queue.length > 0) this.submit(this.queue.shift()!);
+    while (!this.writer.blocked && this.inFlight.size < limit && this.queue.length > 0)
+      this.submit(this.queue.shift()!);
     this.maybeFinish();
   }
 
@@ -307,7 +324,9 @@ export class Runner {
       for (const t of f.timers) t.clear();
       this.inFlight.delete(f);
       if (exit === null) {
-        if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
+        // Held back while records cannot be written: it starts when they can.
+        if (f.held && f.stopReason === null) this.queue.unshift(q);
+        else if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
         this.pump();
         return;
       }
@@ -363,6 +382,15 @@ export class Runner {
     this.waiting.set(q.task.id, { q, timer });
   }
 
+  /** Take back the tasks handed to the executor that have not started: they wait in the queue. */
+  private holdUnstarted(): void {
+    for (const f of this.inFlight) {
+      if (f.pid !== null || f.stopReason !== null) continue;
+      f.held = true;
+      this.executor.withdraw(f.exec);
+    }
+  }
+
   private stop(f: InFlight, reason: 'timeout' | 'cancel' | 'term'): void {
     if (f.stopReason !== null) return;
     f.stopReason = reason;
@@ -386,11 +414,18 @@ export class Runner {
     if (this.open && !this.cancelledAll) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
     this.record({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
-    this.writer.close();
     if (!this.sharedExecutor) this.executor.close();
     const finish = this.finish;
     this.finish = undefined;
-    finish(this.summary);
+    // Done only once every record is in the file: records that could not be written wait for space — unless
+    // the user insisted (abort): then what is still unwritten is saved when the process exits (RecordWriter).
+    this.whenDone = () => {
+      this.whenDone = undefined;
+      this.writer.close();
+      finish(this.summary);
+    };
+    if (this.aborted) this.whenDone();
+    else this.writer.whenWritten(() => this.whenDone?.());
   }
 }
 

@@ -46,12 +46,39 @@ if (open(my $hf, '<', '/proc/sys/kernel/hostname')) { $host = <$hf>; chomp $host
 $host =~ s/\..*//;
 my $name = "g$key.$host.$$";
 mkdir $s{records_dir}; mkdir $s{log_dir};
-open(my $rec, '>>', "$s{records_dir}/$name.jsonl") or die "drover: cannot write records in $s{records_dir}: $!\n";
-# One JSON object per line, one write each: (key, encoded value) pairs in order.
+my $rec_path = "$s{records_dir}/$name.jsonl";
+open(my $rec, '>>', $rec_path) or die "drover: cannot write records in $s{records_dir}: $!\n";
+# One JSON object per line, whole lines only. When the disk refuses a record (full, read-only), the part of it
+# that got written is cut off again and the records wait in memory; the task does not start (again) until they
+# are written.
+my ($rec_size, $rec_blocked, @rec_wait) = (-s $rec_path || 0, 0);
+sub rec_flush {
+  while (@rec_wait) {
+    my ($line, $done) = ($rec_wait[0], 0);
+    while ($done < length($line)) {
+      my $n = syswrite($rec, $line, length($line) - $done, $done);
+      last unless $n;
+      $done += $n;
+    }
+    if ($done < length($line)) {
+      print STDERR "drover: cannot write $rec_path ($!): keeping " . scalar(@rec_wait) . " record(s) in memory and trying again\n"
+        unless $rec_blocked;
+      truncate($rec, $rec_size);
+      $rec_blocked = 1;
+      return 0;
+    }
+    $rec_size += $done;
+    shift @rec_wait;
+  }
+  print STDERR "drover: records written again to $rec_path\n" if $rec_blocked;
+  $rec_blocked = 0;
+  return 1;
+}
 sub record {
   my @kv = @_; my @parts;
   while (@kv) { my ($k, $v) = splice(@kv, 0, 2); push @parts, "\"$k\":$v"; }
-  syswrite($rec, '{' . join(',', @parts) . "}\n");
+  push @rec_wait, '{' . join(',', @parts) . "}\n";
+  rec_flush();
 }
 record(type => '"runner"', v => 1, runner => jstr($name), launch => $s{launch}, job => jstr($s{job}),
   host => jstr($host), pid => $$, pid_start => 'null', slots => 1, at => now());
@@ -95,6 +122,8 @@ for (my $try = 0; !$stop; $try++) {
   my $out = "$s{log_dir}/$task.$attempt.out";
   my $err = "$s{log_dir}/$task.$attempt.err";
   ($timed_out, $alarm_kills) = (0, 0);
+  until (rec_flush()) { last if $stop; sleep(1); }
+  last if $stop;
   my $start = now();
   $child = fork();
   die "drover: fork: $!\n" unless defined $child;
@@ -147,5 +176,6 @@ for (my $try = 0; !$stop; $try++) {
   $attempt++;
 }
 record(type => '"runner-end"', at => now(), reason => jstr($stop ? 'cancelled' : 'done'));
+sleep(1) until rec_flush();
 exit($state eq 'succeeded' ? 0 : 1);
 `;

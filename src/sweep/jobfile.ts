@@ -10,7 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { DroverError } from '../errors.js';
+import { DroverError, isSystemError } from '../errors.js';
 import { pythonJsonString, topLevelKeys } from './python-json.js';
 import type { JobEntry, SweepTask } from './types.js';
 
@@ -101,6 +101,7 @@ export function writeJobfileAtomic(path: string, text: string): void {
   } catch (err) {
     if (fd >= 0) closeSync(fd);
     rmSync(temp, { force: true });
+    if (isSystemError(err)) err.path = path; // a write to the open file names no path
     throw err;
   }
   syncDirectory(dir);

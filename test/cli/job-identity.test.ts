@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { type Counts, counts, list, status } from '../helpers/contract.js';
 import { droverJson, runDrover } from '../helpers/drover.js';
 import { ledgerDump, tempWorkspace, waitFor } from '../helpers/workspace.js';
@@ -275,4 +276,32 @@ test('launch --jobfile naming a missing file is refused and runs nothing', async
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--jobfile \/nonexistent\/x\.json does not exist/);
   assert.deepEqual(ledgerDump(cwd), before);
+});
+
+test('a prelaunch the ledger refuses leaves the jobfile as it was (fake failure: a trigger)', async (t) => {
+  const cwd = tempWorkspace(t);
+  await ok(['prelaunch', '+command', 'echo', '+jobname', 'j', '+pos-arg', '1', '2', '+q'], cwd);
+  const before = fs.readFileSync(jobfileOf(cwd, 'j'), 'utf8');
+  // A failure after the jobfile is written, as a full disk at commit would give.
+  const db = new Database(path.join(cwd, '.drover', 'ledger.db'));
+  db.exec(
+    "CREATE TRIGGER fake_failure BEFORE INSERT ON history BEGIN SELECT RAISE(FAIL, 'fake failure'); END",
+  );
+  db.close();
+  const ledgerBefore = ledgerDump(cwd);
+  for (const args of [
+    ['+pos-arg', 'X'],
+    ['+pos-arg', '3', '+append'],
+  ]) {
+    const r = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'j', ...args, '+q'], { cwd });
+    assert.notEqual(r.code, 0);
+    assert.equal(fs.readFileSync(jobfileOf(cwd, 'j'), 'utf8'), before, args.join(' '));
+    assert.deepEqual(ledgerDump(cwd), ledgerBefore);
+  }
+  const fresh = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'new', '+pos-arg', '1'], {
+    cwd,
+  });
+  assert.notEqual(fresh.code, 0);
+  assert.equal(fs.existsSync(jobfileOf(cwd, 'new')), false);
+  assert.deepEqual(fs.readdirSync(path.dirname(jobfileOf(cwd, 'j'))), ['jobs.json']);
 });

@@ -9,7 +9,13 @@ import { closeLaunchIfDone, createLaunch } from '../../src/ledger/launches.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { jobAttempts, jobCounts } from '../../src/ledger/queries.js';
 import { STATES, type State, type TerminalState } from '../../src/ledger/states.js';
-import { markUnfinished, recordAttempt, recordEnd, recordStart } from '../../src/ledger/transitions.js';
+import {
+  markUnfinished,
+  recordAttempt,
+  recordEnd,
+  recordEndWithoutStart,
+  recordStart,
+} from '../../src/ledger/transitions.js';
 import { end, start, tempLedger } from '../helpers/ledger.js';
 
 type Op =
@@ -156,15 +162,18 @@ test('random jobfile rewrites, launches and records: a task state always belongs
         } else if (op.kind === 'end') {
           const live = op.withStart ? runs.filter((r) => r.state === 'queued') : open();
           const run = live[op.pick % Math.max(1, live.length)];
-          if (!run || (!op.withStart && run.state !== 'running')) continue;
+          if (!run) continue;
+          // An end whose start line was lost (a damaged record file) still makes an attempt.
+          const startless = !op.withStart && run.state === 'queued';
           const e = end(run.task, run.attempt, op.state, op.state === 'failed' ? 3 : null);
           ledger.write(() => {
             if (op.withStart) recordAttempt(ledger, jobId, run.launch, start(run.task, run.attempt), e);
+            else if (startless) recordEndWithoutStart(ledger, jobId, run.launch, e);
             else recordEnd(ledger, jobId, run.launch, e);
             closeLaunchIfDone(ledger, run.launch);
           });
           const m = model.get(run.task);
-          if (op.withStart && m?.run === run) m.tries += 1;
+          if ((op.withStart || startless) && m?.run === run) m.tries += 1;
           nextAttempt.set(run.task, run.attempt);
           run.state = op.state;
         } else {

@@ -102,16 +102,55 @@ if k > 0:
     for i in range(slots):
         slot_gpus[i] = ','.join(visible[i * k:(i + 1) * k])
 free = list(range(slots))
-rec_fd = os.open(os.path.join(C['recordsDir'], name + '.jsonl'), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+rec_path = os.path.join(C['recordsDir'], name + '.jsonl')
+rec_fd = os.open(rec_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+rec_size = os.fstat(rec_fd).st_size
 pending = []
+rec_state = {'blocked': False, 'torn': False}
 
 def rec(**r):
     pending.append(json.dumps(r, separators=(',', ':'), ensure_ascii=False))
 
+def say(text):
+    try:
+        sys.stderr.write('drover: %s\n' % text)
+        sys.stderr.flush()
+    except OSError:
+        pass
+
 def flush():
-    if pending:
-        os.write(rec_fd, ('\n'.join(pending) + '\n').encode())
-        del pending[:]
+    # Whole lines only. When the disk refuses a write (full, read-only), the part of a line that got out is cut
+    # off again and the records wait here; no task starts until they are written (the loop calls this again).
+    global rec_size
+    if not pending:
+        return True
+    data = (b'\n' if rec_state['torn'] else b'') + ('\n'.join(pending) + '\n').encode()
+    done = 0
+    try:
+        while done < len(data):
+            done += os.write(rec_fd, data[done:])
+    except OSError as e:
+        whole = data.rfind(b'\n', 0, done) + 1
+        rec_size += whole
+        if whole > 0:
+            rec_state['torn'] = False
+            del pending[:data.count(b'\n', 0, whole) - (1 if data.startswith(b'\n') else 0)]
+        if done > whole:
+            try:
+                os.ftruncate(rec_fd, rec_size)
+            except OSError:
+                rec_state['torn'] = True  # the next write ends the damaged line first
+        if not rec_state['blocked']:
+            rec_state['blocked'] = True
+            say('%s at %s: keeping %d record(s) in memory and trying again every second; no new task starts until they are written' % (os.strerror(e.errno), rec_path, len(pending)))
+        return False
+    rec_size += done
+    rec_state['torn'] = False
+    del pending[:]
+    if rec_state['blocked']:
+        rec_state['blocked'] = False
+        say('records written again to %s' % rec_path)
+    return True
 
 now = lambda: round(time.time(), 6)
 rec(type='runner', v=1, runner=name, launch=C['launch'], job=C['job'], host=host, pid=os.getpid(), pid_start=None, slots=slots, at=now())
@@ -259,7 +298,7 @@ while True:
             if t[3] is None and is_cancelled(t[0]):
                 stop(pid, 'cancel')
         skip_cancelled()
-    while queue and free:
+    while queue and free and not rec_state['blocked']:
         id, attempt, argv = queue.popleft()
         start(id, attempt, argv)
     flush()
@@ -281,6 +320,7 @@ while True:
             if not running:
                 break
 rec(type='runner-end', at=now(), reason='cancelled' if cancel_all else 'done')
-flush()
+while not flush():
+    time.sleep(1)
 sys.exit(0 if all_ok else 1)
 `;

@@ -118,7 +118,30 @@ cd ${q(s.cwd)} || { return 1 2>/dev/null || exit 1; }
 ${env.join('\n')}
 export DROVER_JOBNAME=${q(s.job)} DROVER_LAUNCH=${s.launch}
 exec {record_fd}>>"$record" # one open file: each record is one append
-rec() { printf '%s\\n' "$1" >&"$record_fd"; }
+# Whole lines only. When the disk refuses a record (full, read-only), the part of it that got written is cut off
+# again and the records wait in memory; no task starts until they are written (the loop calls rec_flush again).
+rec_size=0 rec_wait=() rec_blocked=
+[[ -s $record ]] && rec_size=$(stat -c %s "$record")
+rec_flush() {
+  local LC_ALL=C line # (\${#line} counts bytes)
+  while ((\${#rec_wait[@]} > 0)); do
+    line=\${rec_wait[0]}
+    if ! printf '%s\\n' "$line" >&"$record_fd" 2>/dev/null; then
+      truncate -s "$rec_size" "$record" 2>/dev/null
+      [[ -n $rec_blocked ]] || echo "drover: cannot write $record (disk full?): keeping \${#rec_wait[@]} record(s) in memory and trying again; no new task starts until they are written" >&2
+      rec_blocked=1
+      return 1
+    fi
+    rec_size=$((rec_size + \${#line} + 1))
+    rec_wait=("\${rec_wait[@]:1}")
+  done
+  [[ -z $rec_blocked ]] || echo "drover: records written again to $record" >&2
+  rec_blocked=
+}
+rec() {
+  rec_wait+=("$1")
+  rec_flush
+}
 
 # Slots, and the GPUs of each when tasks need some (from the element's CUDA_VISIBLE_DEVICES). Never more slots
 # than the element has tasks: they would cost a loop turn each and never run anything.
@@ -278,14 +301,19 @@ while :; do
       fi
     done
   fi
-  while ((next < n && \${#free[@]} > 0)) && [[ -z $term ]]; do
+  rec_flush
+  while ((next < n && \${#free[@]} > 0)) && [[ -z $term && -z $rec_blocked ]]; do
     line=\${lines[next]}
     next=$((next + 1))
     [[ -n $line ]] || continue
     id=\${line#* } id=\${id%% *}
     if is_cancelled "$id"; then skip_task "$id"; else start_task "$line"; fi
   done
-  ((running > 0)) || break
+  if ((running == 0)); then
+    ((next < n)) && [[ -n $rec_blocked ]] || break
+    sleep 1 # tasks wait for their records to be written
+    continue
+  fi
   if ((n > 1)) && [[ -z $timer ]]; then
     sleep 2 &
     forked $!
@@ -315,6 +343,7 @@ done
 end_reason=done
 [[ -n $cancel_all ]] && end_reason=cancelled
 rec "{\\"type\\":\\"runner-end\\",\\"at\\":\${EPOCHREALTIME/,/.},\\"reason\\":\\"$end_reason\\"}"
+until rec_flush; do sleep 1; done
 [[ -n $all_ok ]]
 `;
 }
