@@ -318,7 +318,8 @@ if ! same_attrs "$WORK/sconf" "$WORK/sconf.old"; then
   q qconf -Msconf "$WORK/sconf" >"$WORK/out" 2>&1 || { cat "$WORK/out" >&2; die "qconf -Msconf failed"; }
 fi
 
-# Global configuration: accounting flushed every second (qacct sees jobs quickly); root may submit (min_uid 0).
+# Global configuration: accounting flushed every second (qacct sees jobs quickly); root may submit (min_uid 0);
+# no login shells.
 # qconf -Mconf takes file names as configuration names: the file must be called "global".
 mkdir -p "$WORK/conf.d"
 q qconf -sconf global | join_lines | grep -v '^#' >"$WORK/conf"
@@ -332,6 +333,10 @@ fi
 set_attr "$WORK/conf" reporting_params "$reporting"
 set_attr "$WORK/conf" min_uid 0
 set_attr "$WORK/conf" min_gid 0
+# Jobs start their shell as a plain (non-login) shell: a login bash reads the submitting user's dotfiles, and
+# a slow or stuck one (pyenv's rehash lock, left behind when a job is killed mid-rehash, stalls every later
+# login bash for 60 s) then eats the jobs' time limits. -V passes the submitter's environment anyway.
+set_attr "$WORK/conf" login_shells none
 CONF_CHANGED=
 if ! same_attrs "$WORK/conf" "$WORK/conf.old"; then
   cp "$WORK/conf" "$WORK/conf.d/global"
