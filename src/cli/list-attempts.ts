@@ -33,7 +33,9 @@ export function listAttempts(
       r.launch,
       r.state,
       r.exit_code !== null ? String(r.exit_code) : (r.signal ?? '-'),
-      r.started_at !== null ? new Date(r.started_at * 1000).toISOString().slice(0, 19).replace('T', ' ') : '-',
+      r.started_at !== null
+        ? new Date(r.started_at * 1000).toISOString().slice(0, 19).replace('T', ' ')
+        : '-',
       formatDuration(r.duration_s),
       r.host ?? '-',
       r.current ? (r.command ?? '') : `(earlier command) ${r.command ?? '?'}`,

@@ -28,7 +28,10 @@ export function registerList(program: Command): void {
     .option('--jobname <job>', 'only this job (default: every job); `drover list JOB` says the same')
     .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
     .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
-    .option('--attempts', 'every attempt instead of every task, with the command it ran (earlier commands too)')
+    .option(
+      '--attempts',
+      'every attempt instead of every task, with the command it ran (earlier commands too)',
+    )
     .option('--json', 'print a JSON array, one object per task (per attempt with --attempts)')
     .action((job: string | undefined, opts: ListOptions) => {
       if (job !== undefined && opts.jobname !== undefined && job !== opts.jobname) {

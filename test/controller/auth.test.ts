@@ -75,7 +75,6 @@ test('requests without a token, with a bad or revoked one, or with the wrong kin
   const userOnWorker = await req(url, 'POST', '/workers/x/heartbeat', token, '{}');
   assert.equal(userOnWorker.status, 403);
   const reg = {
-    id: 'w1',
     pool: 'other',
     host: 'h',
     pid: 1,

@@ -102,7 +102,7 @@ test('SIGKILL of one worker mid-run: its running task shows a lost attempt and s
   const listed = await list('K', { cwd });
   for (const a of lost) assert.equal(listed[a.task_id - 1]!.attempts, a.attempt + 1);
   // The killed worker's pool goes on with 3 workers; the dead one is shown lost.
-  const after = JSON.parse((await runDrover(['pool', 'status', 'p', '--json'], { cwd })).stdout) as {
+  const after = JSON.parse((await runDrover(['pool', 'status', 'p', '--json', '--all'], { cwd })).stdout) as {
     workers: { pid: number; state: string }[];
   };
   assert.equal(after.workers.find((w) => w.pid === victim.pid)!.state, 'lost');
