@@ -39,6 +39,11 @@ export interface WorkerOptions {
 }
 
 const POLL_WAIT = 20;
+/**
+ * How long a registration may take: short, because a restarted controller gives its workers only --lost-after
+ * (default 15 s) to come back, and a port that swallows connections must not use that time up.
+ */
+const REGISTER_TIMEOUT_MS = 5000;
 /** How long a record waits for others before a report is sent (ms). */
 const REPORT_DELAY_MS = 50;
 
@@ -299,12 +304,12 @@ export class Worker {
     };
     let a: RegisterAnswer;
     try {
-      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', req, 15_000);
+      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', req, REGISTER_TIMEOUT_MS);
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'unknown-worker' || req.id === undefined) throw err;
       this.o.log(`the controller does not know worker ${this.id}: registering anew`);
       const { id: _id, secret: _secret, ...fresh } = req;
-      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, 15_000);
+      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
     }
     if (a.secret !== undefined) {
       this.secret = a.secret;
