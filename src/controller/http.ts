@@ -31,7 +31,7 @@ export interface AppState {
 }
 
 /** Bodies read and parsed at once (see BodyGate). */
-const BODY_SLOTS = 4;
+const BODY_SLOTS = 2;
 
 /** An HTTP error with its status and code (the one error type of the API). */
 export class HttpError extends Error {

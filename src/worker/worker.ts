@@ -16,7 +16,7 @@ import { shortHostname } from '../runner/proc.js';
 import { chooseExecutor, Runner } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
 import type { Executor } from '../runner/spawner.js';
-import { Outbox } from './outbox.js';
+import { Reporter } from './reporter.js';
 import { type RunningSetup, startSetup } from './setup.js';
 
 /** How a worker was started (`drover worker` flags). */
@@ -44,8 +44,6 @@ const POLL_WAIT = 20;
  * (default 15 s) to come back, and a port that swallows connections must not use that time up.
  */
 const REGISTER_TIMEOUT_MS = 5000;
-/** How long a record waits for others before a report is sent (ms). */
-const REPORT_DELAY_MS = 50;
 
 /**
  * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks
@@ -64,18 +62,17 @@ export class Worker {
   private readonly executor: Executor;
   private readonly runners = new Map<number, Runner>();
   private readonly settings = new Map<number, LaunchSettings>();
-  private readonly outbox = new Outbox();
+  private readonly reporter: Reporter;
   private stopping: 'drain' | 'stop' | undefined;
   private setupDone = false;
   private setup: RunningSetup | undefined;
-  private reporting = false;
-  private refused = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeat = 5;
   private finished!: (code: number) => void;
 
   constructor(private readonly o: WorkerOptions) {
     this.api = new ApiClient(o.url, o.token, { keepAlive: true });
+    this.reporter = new Reporter(this.api, () => this.id, o.log);
     const cpus = o.cpus ?? cpusAvailable();
     const visible = parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES);
     const gpus = o.gpus ?? visible.length;
@@ -171,8 +168,8 @@ export class Worker {
   private async finish(reason: string, code: number): Promise<void> {
     for (const r of this.runners.values()) r.close();
     const deadline = Date.now() + 60_000;
-    while ((this.outbox.holding.size > 0 || this.outbox.pending) && !this.refused && Date.now() < deadline) {
-      this.flush();
+    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) {
+      this.reporter.flush();
       await sleep(50);
     }
     await this.api.call('POST', `/workers/${this.id}/leave`, { reason }, 5000).catch(() => {});
@@ -197,7 +194,11 @@ export class Worker {
       }
       runner = this.makeRunner(s);
     }
-    this.outbox.holding.set(`${t.launch}:${t.task}`, { launch: t.launch, task: t.task, attempt: t.attempt });
+    this.reporter.outbox.holding.set(`${t.launch}:${t.task}`, {
+      launch: t.launch,
+      task: t.task,
+      attempt: t.attempt,
+    });
     runner.add([{ id: t.task, command: t.command, attempt: t.attempt, ...(t.env ? { env: t.env } : {}) }]);
   }
 
@@ -226,8 +227,7 @@ export class Worker {
       group,
       {
         onRecord: (r) => {
-          this.outbox.add(s.launch, r);
-          this.flush();
+          this.reporter.add(s.launch, r);
         },
       },
       process.env,
@@ -236,38 +236,6 @@ export class Worker {
     this.runners.set(s.launch, runner);
     void runner.run();
     return runner;
-  }
-
-  /**
-   * Send what waits (one report in flight at a time: records that come meanwhile go in the next one). The
-   * first record waits a few milliseconds for company: a short task's start and end then travel together.
-   */
-  private flush(): void {
-    if (this.reporting || !this.outbox.pending || this.id === '') return;
-    this.reporting = true;
-    setTimeout(async () => {
-      const batches = this.outbox.take();
-      try {
-        const a = await this.api.call<{ seq: number }>('POST', `/workers/${this.id}/report`, { batches });
-        this.outbox.ack(a.seq);
-        this.reporting = false;
-        this.flush();
-      } catch (err) {
-        this.reporting = false; // the poll loop reconnects; records stay and go with the next report
-        if (err instanceof ApiError && err.code === 'not-yours') {
-          // Records of attempts taken back while the controller thought it lost: not its to report any more.
-          this.o.log(
-            `the controller refused the records of ${err.refused.length} attempt(s) no longer mine: dropped`,
-          );
-          this.outbox.refuse(err.refused);
-          this.flush();
-          return;
-        }
-        // Refused (the pool is gone and its token revoked): nobody will take these records.
-        if (err instanceof ApiError && (err.status === 401 || err.status === 403)) this.refused = true;
-        setTimeout(() => this.flush(), 500).unref();
-      }
-    }, REPORT_DELAY_MS);
   }
 
   private async beat(): Promise<void> {
@@ -299,7 +267,7 @@ export class Worker {
       resources: this.resources,
       slots: this.slots.length,
       setup: this.o.setup !== undefined && !this.setupDone,
-      holding: this.outbox.held(),
+      holding: this.reporter.outbox.held(),
       ...(element !== undefined ? { element } : {}),
     };
     let a: RegisterAnswer;
@@ -317,9 +285,9 @@ export class Worker {
     }
     this.id = a.id;
     this.heartbeat = a.heartbeat;
-    this.outbox.ack(a.seq);
+    this.reporter.outbox.ack(a.seq);
     this.o.log(`registered with ${this.api.url} as ${this.id} (${this.slots.length} slots)`);
-    this.flush();
+    this.reporter.flush();
   }
 
   /** The controller is away or forgot us: register again, with backoff, up to `patience` seconds. */
