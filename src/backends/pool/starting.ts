@@ -1,5 +1,5 @@
 import { isProcessAlive, shortHostname } from '../../runner/proc.js';
-import { queueSnapshot } from '../gridengine/queue.js';
+import { forgetQueue, queueSnapshot } from '../gridengine/queue.js';
 import { liveElements } from '../slurm/squeue.js';
 import type { WorkerHandle } from './start.js';
 
@@ -39,6 +39,7 @@ export function workersOnTheirWay(
   }
   const ge = handles.filter((h) => h.kind === 'gridengine');
   if (ge.length > 0) {
+    forgetQueue(); // a snapshot from before our last qsub would not have its elements
     const queue = queueSnapshot();
     for (const h of ge) {
       for (let i = 1; i <= h.count; i++) {
