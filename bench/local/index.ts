@@ -1,12 +1,13 @@
 import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
 import { benchLaunch } from './launch.js';
+import { benchList } from './list.js';
 import { benchPrelaunch } from './prelaunch.js';
 import { benchStatus } from './status.js';
 import { benchVersion } from './version.js';
 
 /** The benchmarks of local mode, in the order they run (names for `--only`). */
-export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch'] as const;
+export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch', 'list'] as const;
 export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
 
 export interface LocalOptions {
@@ -29,6 +30,7 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
       fn: () => benchStatus(opts.repeat, opts.realStatusLaunch),
     },
     prelaunch: { title: 'prelaunch 100,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
+    list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },
   };
   for (const name of LOCAL_BENCHMARKS) {
     if (!opts.only.has(name)) continue;

@@ -9,8 +9,8 @@ export interface LaunchRequest {
   cpus?: number;
   /** GPUs per task. */
   gpus?: number;
-  /** Memory, as given (e.g. 4G). */
-  mem?: string;
+  /** Memory in MiB, parsed from --mem by the one size grammar (util/size.ts); each backend renders it. */
+  memMb?: number;
   /** Time limit in seconds: of each array element on clusters, of each task locally. */
   duration?: number;
   /** Tasks running at once: `%N` throttle on Slurm, `-tc N` on Grid Engine. */

@@ -10,8 +10,9 @@ import { activeTaskIds } from '../ledger/launches.js';
 import { activeLaunchesOf } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds, parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
+import { SECONDS } from '../util/limits.js';
 import { note, printJson } from './output.js';
-import { secondsOption } from './parse.js';
+import { durationOption } from './parse.js';
 import { openExistingWorkspace } from './workspace.js';
 
 interface CancelOptions {
@@ -32,7 +33,7 @@ export function registerCancel(program: Command): void {
     .option(
       '--wait <s>',
       'seconds to wait for the tasks to stop before returning',
-      secondsOption('--wait'),
+      durationOption('--wait', SECONDS.wait),
       30,
     )
     .option('--json', 'print what was cancelled as JSON')

@@ -3,6 +3,7 @@ import {
   BACKENDS,
   CONFIG_KEYS,
   checkKey,
+  checkValue,
   globalConfigPath,
   readConfigFile,
   writeConfigValue,
@@ -51,6 +52,7 @@ function config(opts: ConfigOptions): void {
     }
     const [backend, key, value] = opts.write as [string, string, string];
     const b = checkKey(backend, key);
+    checkValue(key, value);
     writeConfigValue(opts.global ? globalConfigPath() : localFile, b, key, value);
     return;
   }

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { usageError } from '../errors.js';
 import { queryHistory } from '../ledger/history.js';
+import { COUNTS } from '../util/limits.js';
+import { quoted } from '../util/quote.js';
 import { printJson, printTable } from './output.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace } from './workspace.js';
@@ -24,7 +26,7 @@ export function registerHistory(program: Command): void {
     .option('--launch', 'only launch commands')
     .option('--prelaunch', 'only prelaunch commands')
     .option('--no-dry-run', 'leave out dry runs')
-    .option('-n <count>', 'only the last n entries', intOption('-n'))
+    .option('-n <count>', 'only the last n entries', intOption('-n', COUNTS.entries))
     .option('--since <date>', 'only entries at or after this date/time (e.g. 2026-11-30 or 2026-11-30T10:00)')
     .option('--details', 'show the folder, job and launch of each entry')
     .option('--full', 'do not shorten long command lines')
@@ -37,7 +39,9 @@ function history(opts: HistoryOptions): void {
   if (opts.since !== undefined) {
     const t = Date.parse(opts.since);
     if (Number.isNaN(t))
-      throw usageError(`--since '${opts.since}' is not a date: write e.g. 2026-11-30 or 2026-11-30T10:00`);
+      throw usageError(
+        `--since ${quoted(opts.since)} is not a date: write e.g. 2026-11-30 or 2026-11-30T10:00`,
+      );
     since = t / 1000;
   }
   const ws = openExistingWorkspace();

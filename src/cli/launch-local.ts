@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { LaunchRequest } from '../backends/backend.js';
-import { runDetached, runForeground } from '../backends/local/submit.js';
+import { LAUNCH_DIR_VAR } from '../backends/local/leftovers.js';
+import { runDetached, runForeground, signalExitCode } from '../backends/local/submit.js';
 import { refresh } from '../backends/refresh.js';
 import { DroverError } from '../errors.js';
 import { ingestLaunch } from '../ledger/ingest.js';
@@ -41,6 +42,8 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
     ...(p.request.gpus !== undefined ? { gpusPerTask: p.request.gpus } : {}),
     ...(p.config.header ? { header: p.config.header } : {}),
     ...(p.config.footer ? { footer: p.config.footer } : {}),
+    // How drover finds this launch's task processes if the runner dies before it records them.
+    env: { ...p.settings.env, [LAUNCH_DIR_VAR]: launch.dir },
     termState: 'cancelled',
   };
   const groupTasks = tasks.map((t) => ({ id: t.id, command: t.command, attempt: t.attempt }));
@@ -87,8 +90,10 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
   }
   refresh(ws.ledger, job.id);
   const counts = launchCounts(ws.ledger, launch.id);
+  // After SIGHUP no terminal is left to read the summary.
+  if (result.interrupted === 'SIGHUP') return signalExitCode('SIGHUP');
   if (opts.json) printJson({ ...base, counts });
   else printLaunchSummary(ws.ledger, job.id, launch.id, job.name);
-  if (result.interrupted) return 128 + (result.interrupted === 'SIGINT' ? 2 : 15);
+  if (result.interrupted) return signalExitCode(result.interrupted);
   return counts.succeeded === tasks.length ? 0 : 1;
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { LaunchRequest } from '../backends/backend.js';
 import { shellQuote } from '../backends/cluster/wrapper.js';
+import { stopEarlierAttempts } from '../backends/local/rerun.js';
+import { thisProcessHandles } from '../backends/local/submit.js';
 import { launchOnPool, type PoolLaunchOptions } from '../backends/pool/launch.js';
 import { refresh } from '../backends/refresh.js';
 import { backendFor } from '../backends/registry.js';
@@ -12,16 +14,17 @@ import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
 import { type JobRow, jobNotFound } from '../ledger/jobs.js';
-import { createLaunch, launchTasks, refuseActive } from '../ledger/launches.js';
+import { createLaunch, launchTasks, refuseActive, setLaunchHandles } from '../ledger/launches.js';
 import type { RunSettings } from '../runner/group.js';
 import { parseVisibleGpus, planSlots } from '../runner/slots.js';
 import { serializeJobfile, validateJobname, writeJobfileAtomic } from '../sweep/index.js';
 import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
-import { parseDuration } from '../util/duration.js';
+import { parseInteger } from '../util/integer.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
 import { launchCluster } from './launch-cluster.js';
 import { launchLocal } from './launch-local.js';
 import { note, printJson } from './output.js';
-import { intOption, secondsOption } from './parse.js';
+import { durationOption, intOption, sizeOption } from './parse.js';
 import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
 
 /** The backends `--backend` accepts. */
@@ -39,9 +42,12 @@ export interface LaunchOptions {
   cpus?: number;
   gpus?: number;
   gpusPerTask?: number;
-  mem?: string;
-  duration?: string;
-  taskTimeout?: string;
+  /** MiB (util/size.ts). */
+  mem?: number;
+  /** Seconds. */
+  duration?: number;
+  /** Seconds. */
+  taskTimeout?: number;
   maxTasks?: number;
   tasksPerNode?: number;
   maxTasksPerNode?: number;
@@ -49,7 +55,8 @@ export interface LaunchOptions {
   account?: string;
   qos?: string;
   after?: string;
-  retries: number;
+  /** Undefined when not given: the config's `retries`, else 0. */
+  retries?: number;
   retryDelay: number;
   killGrace: number;
   venv?: string;
@@ -70,7 +77,7 @@ export function registerLaunch(program: Command): void {
     .option(
       '--num-jobs <n>',
       'with --pool and --command: run it n times (DROVER_JOB_RANK 0..n-1, DROVER_NUM_JOBS)',
-      intOption('--num-jobs'),
+      intOption('--num-jobs', COUNTS.tasks),
     )
     .option('--follow', 'with --pool: show live progress until the launch is done')
     .option('--jobname <name>', 'the job to launch (made by drover prelaunch)')
@@ -82,25 +89,46 @@ export function registerLaunch(program: Command): void {
     .option('--tasklist <list>', 'only these tasks, e.g. 1-3,5,8-9 or 1-100:2')
     .option('--failed', 'only tasks whose latest attempt failed, was killed, timed out, was lost or errored')
     .option('--unfinished', 'every task that has not succeeded and is not queued or running now')
-    .option('--cpus <n>', 'CPUs per task (local: slots = CPUs available / n)', intOption('--cpus'))
-    .option('--gpus <n>', 'GPUs per task, pinned per slot from CUDA_VISIBLE_DEVICES', intOption('--gpus'))
-    .option('--gpus-per-task <n>', 'same as --gpus', intOption('--gpus-per-task'))
-    .option('--mem <size>', 'memory (clusters: per array element), e.g. 4G')
+    .option(
+      '--cpus <n>',
+      'CPUs per task (local: slots = CPUs available / n)',
+      intOption('--cpus', COUNTS.cpus),
+    )
+    .option(
+      '--gpus <n>',
+      'GPUs per task, pinned per slot from CUDA_VISIBLE_DEVICES',
+      intOption('--gpus', COUNTS.gpus),
+    )
+    .option('--gpus-per-task <n>', 'same as --gpus', intOption('--gpus-per-task', COUNTS.gpus))
+    .option(
+      '--mem <size>',
+      'memory (clusters: per array element), e.g. 500M, 4G (a bare number is G)',
+      sizeOption('--mem'),
+    )
     .option(
       '--duration <time>',
       'time limit (clusters: per array element; local: per task), e.g. 90s, 10m, 1:00:00',
+      durationOption('--duration', SECONDS.limit),
     )
-    .option('--task-timeout <time>', 'time limit of each task attempt; it ends as timeout')
-    .option('--max-tasks <n>', 'tasks (clusters: array elements) running at once', intOption('--max-tasks'))
+    .option(
+      '--task-timeout <time>',
+      'time limit of each task attempt; it ends as timeout',
+      durationOption('--task-timeout', SECONDS.limit),
+    )
+    .option(
+      '--max-tasks <n>',
+      'tasks (clusters: array elements) running at once',
+      intOption('--max-tasks', COUNTS.tasks),
+    )
     .option(
       '--tasks-per-node <n>',
       'clusters: pack n tasks into each array element',
-      intOption('--tasks-per-node'),
+      intOption('--tasks-per-node', COUNTS.tasks),
     )
     .option(
       '--max-tasks-per-node <n>',
       'clusters: tasks at once in each packed element',
-      intOption('--max-tasks-per-node'),
+      intOption('--max-tasks-per-node', COUNTS.tasks),
     )
     .option('--partition <name>', 'Slurm partition (default: the cluster’s default, or config)')
     .option('--account <name>', 'Slurm account')
@@ -108,20 +136,19 @@ export function registerLaunch(program: Command): void {
     .option('--after <jobid>', 'clusters: start after this scheduler job id ended well')
     .option(
       '--retries <n>',
-      'retry a failed, killed or timed-out task up to n times',
-      intOption('--retries', 0),
-      0,
+      'retry a failed, killed or timed-out task up to n times (default: config retries, else 0)',
+      intOption('--retries', COUNTS.retries),
     )
     .option(
       '--retry-delay <s>',
       'seconds before the first retry; doubles each retry, max 60 s, ±20%',
-      secondsOption('--retry-delay'),
+      durationOption('--retry-delay', SECONDS.retryDelay),
       1,
     )
     .option(
       '--kill-grace <s>',
       'seconds between SIGTERM and SIGKILL when stopping a task',
-      secondsOption('--kill-grace'),
+      durationOption('--kill-grace', SECONDS.killGrace),
       5,
     )
     .option('--venv <path>', 'activate this Python virtualenv for each task')
@@ -277,13 +304,8 @@ function newCommandJob(ws: Workspace, text: string): string {
 async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly string[]): Promise<number> {
   checkOptions(opts, extraArgs);
   const backend = opts.backend as BackendName;
-  const duration = opts.duration !== undefined ? parseDuration(opts.duration, '--duration') : undefined;
-  const taskTimeout =
-    opts.taskTimeout !== undefined
-      ? parseDuration(opts.taskTimeout, '--task-timeout')
-      : opts.backend === 'local'
-        ? duration
-        : undefined;
+  const duration = opts.duration;
+  const taskTimeout = opts.taskTimeout ?? (opts.backend === 'local' ? duration : undefined);
   if (opts.venv !== undefined && !fs.existsSync(path.join(opts.venv, 'bin'))) {
     throw usageError(`--venv '${opts.venv}' has no bin/ folder: give the path of a virtualenv`);
   }
@@ -299,6 +321,15 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
   if (opts.command === undefined && opts.jobfile === undefined && !openExistingWorkspace())
     throw jobNotFound(opts.jobname!);
   const ws = openWorkspace();
+  const config = CONFIG_BACKENDS.includes(backend) ? backendConfig(ws.paths.localConfig, backend) : {};
+  const maxTasks =
+    opts.maxTasks ??
+    (config.max_tasks
+      ? parseInteger(config.max_tasks, 'max_tasks in drover config', COUNTS.tasks)
+      : undefined);
+  const retries =
+    opts.retries ??
+    (config.retries ? parseInteger(config.retries, 'retries in drover config', COUNTS.retries) : 0);
   if (opts.command !== undefined && opts.dryRun) {
     note(`would run 1 task on ${backend}: ${opts.command}`);
     recordHistory(ws.ledger, {
@@ -324,12 +355,10 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     if (opts.json) printJson({ jobname, launch: null, tasks: 0 });
     return 0;
   }
-  const config = CONFIG_BACKENDS.includes(backend) ? backendConfig(ws.paths.localConfig, backend) : {};
-  const maxTasks = opts.maxTasks ?? (config.max_tasks ? Number(config.max_tasks) : undefined);
   const request: LaunchRequest = {
     ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
     ...((opts.gpusPerTask ?? opts.gpus) !== undefined ? { gpus: opts.gpusPerTask ?? opts.gpus } : {}),
-    ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
+    ...(opts.mem !== undefined ? { memMb: opts.mem } : {}),
     ...(duration !== undefined ? { duration } : {}),
     ...(maxTasks !== undefined ? { maxTasks } : {}),
     tasksPerNode: opts.tasksPerNode ?? 1,
@@ -341,20 +370,27 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     extraArgs,
   };
   if (opts.dryRun) return dryRun(ws, job, backend, ids, request, config, argv, opts.json === true);
-  const { launch, tasks } = createLaunch(
-    ws.ledger,
-    job,
-    backend,
-    ids,
-    {
-      ...request,
-      retries: opts.retries,
-      retryDelay: opts.retryDelay,
-      taskTimeout,
-      detach: opts.detach === true,
-    },
-    (id) => ws.paths.launchDir(jobname, id),
-  );
+  const stopped = stopEarlierAttempts(ws.ledger, job, ids);
+  if (stopped) note(stopped);
+  const { launch, tasks } = ws.ledger.write(() => {
+    const made = createLaunch(
+      ws.ledger,
+      job,
+      backend,
+      ids,
+      {
+        ...request,
+        retries,
+        retryDelay: opts.retryDelay,
+        taskTimeout,
+        detach: opts.detach === true,
+      },
+      (id) => ws.paths.launchDir(jobname, id),
+    );
+    // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
+    if (backend === 'local') setLaunchHandles(ws.ledger, made.launch.id, thisProcessHandles());
+    return made;
+  });
   recordHistory(ws.ledger, { kind: 'launch', jobname, argv, launchId: launch.id });
   fs.mkdirSync(launch.dir, { recursive: true });
   const venv = opts.venv ?? config.venv;
@@ -362,7 +398,7 @@ async function launch(opts: LaunchOptions, extraArgs: string[], argv: readonly s
     v: 1,
     job: jobname,
     launch: launch.id,
-    retries: opts.retries,
+    retries,
     retryDelay: opts.retryDelay,
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
     killGrace: opts.killGrace,

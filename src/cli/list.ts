@@ -2,14 +2,16 @@ import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
-import { type JobRow, jobNotFound, listJobs, resolveTasklist, taskJson } from '../ledger/jobs.js';
+import { type JobRow, jobNotFound, listJobs, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { listTasks, taskJsonChunks } from '../ledger/queries.js';
+import { taskJsonChunks } from '../ledger/queries.js';
 import { STATES, type State } from '../ledger/states.js';
+import { columnWidths, type TaskFilter, tableRows } from '../ledger/task-table.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
 import { listAttempts } from './list-attempts.js';
-import { note, printJson, printTable } from './output.js';
+import { note, printJson } from './output.js';
+import { cellText, displayWidth, tableLine, writeLines } from './table.js';
 import { openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {
@@ -98,27 +100,50 @@ function list(opts: ListOptions): void {
     listJson(ws.ledger, jobs, opts, states);
     return;
   }
-  const rows: Record<string, unknown>[] = [];
-  for (const job of jobs) {
+  const filters = jobs.map((job) => {
     refresh(ws.ledger, job.id);
     const ids = opts.tasklist !== undefined ? resolveTasklist(ws.ledger, job, opts.tasklist) : undefined;
-    for (const t of listTasks(ws.ledger, job.id, {
-      ...(ids ? { ids } : {}),
-      ...(states ? { states } : {}),
-    })) {
-      rows.push({ ...(opts.jobname === undefined ? { jobname: job.name } : {}), ...taskJson(t) });
+    return { job, filter: { ...(ids ? { ids } : {}), ...(states ? { states } : {}) } };
+  });
+  listTable(ws.ledger, filters);
+}
+
+const HEAD = ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'];
+
+/**
+ * `list` as a table: the widths from one aggregate query per job, then the rows a chunk at a time, each line
+ * made once and written once. Linear in the tasks (cli-table3 took 34 s for 16,000, quadratically).
+ */
+function listTable(ledger: Ledger, jobs: { job: JobRow; filter: TaskFilter }[]): void {
+  const widths = HEAD.map((h) => h.length);
+  for (const { job, filter } of jobs) {
+    const w = columnWidths(ledger, job.id, filter);
+    const tag = w.otherTags.reduce((m, t) => Math.max(m, displayWidth(cellText(t))), w.asciiTag);
+    const job_ = displayWidth(cellText(job.name));
+    [job_, w.id, w.state, w.exit, w.attempts, tag].forEach((n, i) => {
+      widths[i] = Math.max(widths[i]!, n);
+    });
+  }
+  writeLines([tableLine(HEAD, widths)]);
+  for (const { job, filter } of jobs) {
+    const name = cellText(job.name);
+    for (const rows of tableRows(ledger, job.id, filter)) {
+      writeLines(
+        rows.map(([id, state, exit, attempts, tag, command]) =>
+          tableLine(
+            [
+              name,
+              String(id),
+              state,
+              exit === null ? '-' : String(exit),
+              String(attempts),
+              cellText(tag),
+              cellText(command),
+            ],
+            widths,
+          ),
+        ),
+      );
     }
   }
-  printTable(
-    ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'],
-    rows.map((r) => [
-      (r.jobname as string | undefined) ?? opts.jobname!,
-      r.task as number,
-      r.state as string,
-      r.exit_code === null ? '-' : String(r.exit_code),
-      r.attempts as number,
-      r.tag as string,
-      r.command as string,
-    ]),
-  );
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
@@ -6,6 +7,8 @@ import { loadJob } from '../launch/load-job.js';
 import { jobHasTask, jobNotFound } from '../ledger/jobs.js';
 import { taskAttempt } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
+import { parseInteger } from '../util/integer.js';
+import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
 import { note } from './output.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
@@ -26,7 +29,7 @@ export function registerLogs(program: Command): void {
     .argument('<task>', 'the task id')
     .option('--err', 'print stderr instead of stdout')
     .option('-f, --follow', 'keep printing as the task writes, until it ends')
-    .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt'))
+    .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt', COUNTS.attempt))
     .option('--path', 'print the log file’s path instead of its content')
     .action(async (job: string, task: string, opts: LogsOptions) => {
       await logs(job, task, opts);
@@ -35,14 +38,12 @@ export function registerLogs(program: Command): void {
 
 async function logs(jobname: string, taskText: string, opts: LogsOptions): Promise<void> {
   validateJobname(jobname, 'job');
-  if (!/^\d+$/.test(taskText) || Number(taskText) < 1)
-    throw usageError(`task '${taskText}' is not a task id: give a number like 3`);
+  const taskId = parseInteger(taskText, 'task', { min: 1, max: MAX_JOB_TASKS, unit: '' });
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
   const job = loadJob(ws, jobname, { report: note });
-  const taskId = Number(taskText);
   if (!jobHasTask(ws.ledger, job.id, taskId))
-    throw usageError(`task ${taskText} is not in job '${jobname}': see drover list ${jobname} for its tasks`);
+    throw usageError(`task ${taskId} is not in job '${jobname}': see drover list ${jobname} for its tasks`);
   refresh(ws.ledger, job.id);
   const a = taskAttempt(ws.ledger, job.id, taskId, opts.attempt);
   if (!a) {
@@ -60,15 +61,48 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
     return;
   }
   if (!opts.follow) {
-    try {
-      process.stdout.write(fs.readFileSync(file));
-    } catch {
+    const copied = await copyFrom(file, 0);
+    if (copied === 'missing') {
       throw new DroverError('not-found', `log file ${file} is gone (removed, or on a node's local disk)`);
     }
     return;
   }
   await follow(ws, job.id, taskId, a.attempt, file);
 }
+
+/**
+ * Copy a log file from byte `start` to stdout, a chunk at a time and waiting whenever stdout is full: constant
+ * memory whatever the size (a log may be many GiB). Returns the bytes copied, or 'missing' when there is no
+ * such file; other errors (unreadable) are one line naming the file.
+ */
+async function copyFrom(file: string, start: number): Promise<number | 'missing'> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  let copied = 0;
+  try {
+    for await (const chunk of handle.createReadStream({ start, highWaterMark: CHUNK, autoClose: false })) {
+      copied += (chunk as Buffer).length;
+      if (!process.stdout.write(chunk as Buffer)) await once(process.stdout, 'drain');
+    }
+  } catch (err) {
+    throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
+      cause: err,
+    });
+  } finally {
+    await handle.close();
+  }
+  return copied;
+}
+
+/** Bytes read and written at a time. */
+const CHUNK = 1 << 16;
 
 /** Print the file as it grows until the attempt has ended and everything is printed. */
 async function follow(
@@ -79,22 +113,9 @@ async function follow(
   file: string,
 ): Promise<void> {
   let offset = 0;
-  const buf = Buffer.allocUnsafe(1 << 16);
   for (;;) {
-    let fd: number | undefined;
-    try {
-      fd = fs.openSync(file, 'r');
-      for (;;) {
-        const n = fs.readSync(fd, buf, 0, buf.length, offset);
-        if (n <= 0) break;
-        process.stdout.write(buf.subarray(0, n));
-        offset += n;
-      }
-    } catch {
-      // not created yet
-    } finally {
-      if (fd !== undefined) fs.closeSync(fd);
-    }
+    const copied = await copyFrom(file, offset); // 'missing': not created yet
+    if (copied !== 'missing') offset += copied;
     refresh(ws.ledger, jobId);
     const now = taskAttempt(ws.ledger, jobId, taskId, attempt);
     if (now && now.state !== 'running' && now.state !== 'queued') {

@@ -75,7 +75,10 @@ export async function main(argv: string[], facts: { version: string; bin: string
         process.exitCode = 0;
         return;
       }
-      const msg = err.message.replace(/^error: /, '');
+      // One line, whatever the user typed: control characters (a newline in an unknown option) are escaped.
+      const msg = err.message
+        .replace(/^error: /, '')
+        .replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
       process.stderr.write(`drover: ${msg} (see drover --help)\n`);
       process.exitCode = 2;
       return;

@@ -1,24 +1,25 @@
-import { usageError } from '../errors.js';
+import { parseDuration } from '../util/duration.js';
+import { parseInteger } from '../util/integer.js';
+import type { Range } from '../util/limits.js';
+import { parseSize } from '../util/size.js';
 
-/** Commander value parser for a whole number ≥ min, naming the flag in the error. */
-export function intOption(flag: string, min = 1): (value: string) => number {
-  return (value: string) => {
-    if (!/^\d+$/.test(value.trim()) || Number(value) < min) {
-      throw usageError(
-        `${flag} '${value}' is not a whole number of at least ${min}: give e.g. ${flag} ${Math.max(min, 2)}`,
-      );
-    }
-    return Number(value);
-  };
+/**
+ * Commander value parsers: every numeric, duration and size option of every command goes through one of these,
+ * with its range from util/limits.ts, so a bad or out-of-range value is refused (exit 2, one line naming the
+ * value and the range) while the flags are read, before anything is opened or written.
+ */
+
+/** A whole number within `range` (util/integer.ts). */
+export function intOption(flag: string, range: Range): (value: string) => number {
+  return (value: string) => parseInteger(value, flag, range);
 }
 
-/** Commander value parser for a non-negative number of seconds. */
-export function secondsOption(flag: string): (value: string) => number {
-  return (value: string) => {
-    const n = Number(value);
-    if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
-      throw usageError(`${flag} '${value}' is not a number of seconds: give e.g. ${flag} 5`);
-    }
-    return n;
-  };
+/** A duration in seconds within `range` (util/duration.ts): `5`, `30s`, `2m`, `1:30:00`. */
+export function durationOption(flag: string, range: Range): (value: string) => number {
+  return (value: string) => parseDuration(value, flag, range);
+}
+
+/** A memory size in MiB (util/size.ts): `500M`, `4G`, `4GiB`. */
+export function sizeOption(flag: string): (value: string) => number {
+  return (value: string) => parseSize(value, flag);
 }

@@ -3,17 +3,20 @@ import { call, connect, type ServerFlags } from '../backends/pool/client.js';
 import { usageError } from '../errors.js';
 import { droverPaths } from '../paths.js';
 import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
-import { parseDuration } from '../util/duration.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
+import { formatSize } from '../util/size.js';
 import { note, printJson, printTable } from './output.js';
-import { intOption } from './parse.js';
+import { durationOption, intOption, sizeOption } from './parse.js';
 
 interface CreateFlags extends ServerFlags {
   workers: number;
   backend: string;
   cpus: number;
   gpus: number;
-  mem?: string;
-  duration?: string;
+  /** MiB. */
+  mem?: number;
+  /** Seconds. */
+  duration?: number;
   slots?: number;
   setup?: string;
   partition?: string;
@@ -38,13 +41,17 @@ export function registerPool(program: Command): void {
       .command('create')
       .description('create a pool and start its workers (local processes, or one Slurm / Grid Engine array)')
       .argument('<name>', 'the pool')
-      .requiredOption('--workers <n>', 'how many workers', intOption('--workers'))
+      .requiredOption('--workers <n>', 'how many workers', intOption('--workers', COUNTS.workers))
       .option('--backend <name>', 'where the workers run: local, slurm, gridengine', 'local')
-      .option('--cpus <n>', 'CPUs per worker', intOption('--cpus'), 1)
-      .option('--gpus <n>', 'GPUs per worker', intOption('--gpus', 0), 0)
-      .option('--mem <size>', 'memory per worker, e.g. 16G')
-      .option('--duration <time>', 'how long each worker may live (scheduler time limit), e.g. 4:00:00')
-      .option('--slots <n>', 'tasks at once per worker (default: --cpus)', intOption('--slots'))
+      .option('--cpus <n>', 'CPUs per worker', intOption('--cpus', COUNTS.cpus), 1)
+      .option('--gpus <n>', 'GPUs per worker', intOption('--gpus', COUNTS.gpus), 0)
+      .option('--mem <size>', 'memory per worker, e.g. 16G', sizeOption('--mem'))
+      .option(
+        '--duration <time>',
+        'how long each worker may live (scheduler time limit), e.g. 4:00:00',
+        durationOption('--duration', SECONDS.limit),
+      )
+      .option('--slots <n>', 'tasks at once per worker (default: --cpus)', intOption('--slots', COUNTS.slots))
       .option('--setup <cmd>', 'run once by each worker before it takes tasks')
       .option('--partition <name>', 'Slurm partition')
       .option('--account <name>', 'Slurm account')
@@ -63,8 +70,8 @@ export function registerPool(program: Command): void {
       workers: opts.workers,
       cpus: opts.cpus,
       gpus: opts.gpus,
-      ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
-      ...(opts.duration !== undefined ? { duration: parseDuration(opts.duration, '--duration') } : {}),
+      ...(opts.mem !== undefined ? { mem: formatSize(opts.mem) } : {}),
+      ...(opts.duration !== undefined ? { duration: opts.duration } : {}),
       ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
       ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
       options,
@@ -111,7 +118,7 @@ export function registerPool(program: Command): void {
       .command('scale')
       .description('change the number of workers (fewer: idle ones finish and leave)')
       .argument('<name>', 'the pool')
-      .requiredOption('--workers <n>', 'how many workers', intOption('--workers', 0))
+      .requiredOption('--workers <n>', 'how many workers', intOption('--workers', COUNTS.workersOrNone))
       .option('--json', 'print the pool as JSON'),
   ).action(async (name: string, opts: ServerFlags & { workers: number; json?: boolean }) => {
     const api = connect(droverPaths(), opts);

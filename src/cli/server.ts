@@ -5,15 +5,16 @@ import { startServer } from '../controller/server.js';
 import { createToken, listTokens, revokeToken } from '../controller/tokens.js';
 import { DroverError, usageError } from '../errors.js';
 import { droverPaths } from '../paths.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
 import { note, printJson, printTable } from './output.js';
-import { secondsOption } from './parse.js';
+import { durationOption, intOption } from './parse.js';
 import { self } from './self.js';
 import { openExistingWorkspace, openWorkspace } from './workspace.js';
 
 interface StartOptions {
   host: string;
   advertise?: string;
-  port: string;
+  port: number;
   heartbeat: number;
   lostAfter: number;
 }
@@ -33,12 +34,22 @@ export function registerServer(program: Command): void {
       '--advertise <host>',
       'the address workers and clients are told to use (default: --host; for 0.0.0.0, this machine’s address)',
     )
-    .option('--port <n>', 'port (0: any free port; the URL is written to .drover/server/server.json)', '7733')
-    .option('--heartbeat <s>', 'seconds between worker heartbeats', secondsOption('--heartbeat'), 2)
+    .option(
+      '--port <n>',
+      'port (0: any free port; the URL is written to .drover/server/server.json)',
+      intOption('--port', COUNTS.port),
+      7733,
+    )
+    .option(
+      '--heartbeat <s>',
+      'seconds between worker heartbeats',
+      durationOption('--heartbeat', SECONDS.heartbeat),
+      2,
+    )
     .option(
       '--lost-after <s>',
       'seconds without a word from a worker before its running tasks are lost',
-      secondsOption('--lost-after'),
+      durationOption('--lost-after', SECONDS.lostAfter),
       15,
     )
     .action(async (opts: StartOptions) => {
@@ -117,9 +128,6 @@ export function registerServer(program: Command): void {
 }
 
 async function runServer(opts: StartOptions): Promise<void> {
-  if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) {
-    throw usageError(`--port '${opts.port}' is not a port: give a number 0-65535`);
-  }
   if (opts.advertise !== undefined && (opts.advertise === '' || isUnspecified(opts.advertise))) {
     throw usageError(
       `--advertise '${opts.advertise}' is not an address workers can connect to: give a host name or IP`,
@@ -138,7 +146,7 @@ async function runServer(opts: StartOptions): Promise<void> {
     paths,
     host: opts.host,
     advertise,
-    port: Number(opts.port),
+    port: opts.port,
     heartbeat: opts.heartbeat,
     lostAfter: opts.lostAfter,
     version: self.version,

@@ -24,8 +24,11 @@ export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: numb
     process.stdout.write(
       `not succeeded: ${bad.map((b) => `${b.task} (${b.state}${b.exit_code !== null ? ` ${b.exit_code}` : ''})`).join(', ')}${bad.length === 10 ? ', ...' : ''}\n`,
     );
+    // --failed leaves cancelled tasks out (stopped on purpose); --unfinished takes them and the failed ones.
+    const rerun = `rerun them: drover launch --jobname ${jobname} ${counts.cancelled > 0 ? '--unfinished' : '--failed'}`;
+    const failed = bad.find((b) => b.state !== 'cancelled');
     process.stdout.write(
-      `see one: drover logs ${jobname} ${bad[0]!.task} --err · rerun them: drover launch --jobname ${jobname} --failed\n`,
+      `${failed ? `see one: drover logs ${jobname} ${failed.task} --err · ` : ''}${rerun}\n`,
     );
   }
 }

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { parseMemMb } from '../backends/pool/start.js';
 import { readTokenFile } from '../controller/tokens.js';
 import { usageError } from '../errors.js';
 import { droverDir } from '../paths.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
 import { Worker } from '../worker/worker.js';
-import { intOption, secondsOption } from './parse.js';
+import { durationOption, intOption, sizeOption } from './parse.js';
 
 interface WorkerFlags {
   server?: string;
@@ -14,7 +14,8 @@ interface WorkerFlags {
   pool: string;
   cpus?: number;
   gpus?: number;
-  mem?: string;
+  /** MiB. */
+  mem?: number;
   slots?: number;
   setup?: string;
   patience: number;
@@ -34,15 +35,15 @@ export function registerWorker(program: Command): void {
       '--token-file <path>',
       'a worker token (drover server token create --worker; default: DROVER_TOKEN)',
     )
-    .option('--cpus <n>', 'CPUs it offers (default: those available to it)', intOption('--cpus'))
-    .option('--gpus <n>', 'GPUs it offers (default: CUDA_VISIBLE_DEVICES)', intOption('--gpus', 0))
-    .option('--mem <size>', 'memory it offers, e.g. 16G (default: not tracked)')
-    .option('--slots <n>', 'tasks at once (default: --cpus)', intOption('--slots'))
+    .option('--cpus <n>', 'CPUs it offers (default: those available to it)', intOption('--cpus', COUNTS.cpus))
+    .option('--gpus <n>', 'GPUs it offers (default: CUDA_VISIBLE_DEVICES)', intOption('--gpus', COUNTS.gpus))
+    .option('--mem <size>', 'memory it offers, e.g. 16G (default: not tracked)', sizeOption('--mem'))
+    .option('--slots <n>', 'tasks at once (default: --cpus)', intOption('--slots', COUNTS.slots))
     .option('--setup <cmd>', 'run this once before taking tasks; a failure makes the worker leave')
     .option(
       '--patience <s>',
       'give up after the server was unreachable this long',
-      secondsOption('--patience'),
+      durationOption('--patience', SECONDS.patience),
       600,
     )
     .action(async (opts: WorkerFlags) => {
@@ -58,7 +59,7 @@ export function registerWorker(program: Command): void {
         pool: opts.pool,
         ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
         ...(opts.gpus !== undefined ? { gpus: opts.gpus } : {}),
-        ...(opts.mem !== undefined ? { memMb: parseMemMb(opts.mem) } : {}),
+        ...(opts.mem !== undefined ? { memMb: opts.mem } : {}),
         ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
         ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
         dir: path.join(droverDir(), 'pools', opts.pool, 'workers'),

@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../errors.js';
 import { writeFileAtomic } from '../runner/group.js';
+import { parseInteger } from '../util/integer.js';
+import { COUNTS, type Range } from '../util/limits.js';
 
 /**
  * Configuration, layered as defaults < global (~/.config/drover/config.json) < local (.drover/config.json) <
@@ -67,6 +69,15 @@ export function checkKey(backend: string, key: string): BackendName {
     throw usageError(`unknown config key '${key}': use one of ${Object.keys(CONFIG_KEYS).join(', ')}`);
   }
   return backend as BackendName;
+}
+
+/** Keys whose values are whole numbers, with their ranges (the flags they default). */
+const NUMBER_KEYS: Record<string, Range> = { retries: COUNTS.retries, max_tasks: COUNTS.tasks };
+
+/** Check a value before it is written: numbers in their option's range (an empty value removes the key). */
+export function checkValue(key: string, value: string): void {
+  const range = NUMBER_KEYS[key];
+  if (range && value !== '') parseInteger(value, key, range);
 }
 
 /** Set one key in a config file (atomically; an empty value removes the key). */

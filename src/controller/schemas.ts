@@ -1,4 +1,5 @@
 import { MAX_REPORT_RECORDS } from '../protocol/messages.js';
+import { MAX_JOB_TASKS, SECONDS } from '../util/limits.js';
 
 /**
  * JSON schemas of the request bodies (Fastify validates every body against its route's schema before the
@@ -31,7 +32,7 @@ export const createPoolSchema = {
     cpus: int(1, 100_000),
     gpus: int(0, 1024),
     mem: str(32),
-    duration: { type: 'number', exclusiveMinimum: 0 },
+    duration: { type: 'number', exclusiveMinimum: 0, maximum: SECONDS.limit.max },
     slots: int(1, 100_000),
     setup: str(),
     options: { type: 'object', additionalProperties: str(256), maxProperties: 16 },
@@ -57,13 +58,13 @@ export const createLaunchSchema = {
     failed: { type: 'boolean' },
     unfinished: { type: 'boolean' },
     command: { type: 'string', minLength: 1, maxLength: 100_000 },
-    num_jobs: int(1, 10_000_000),
+    num_jobs: int(1, MAX_JOB_TASKS),
     cpus: int(1, 100_000),
     gpus: int(0, 1024),
     mem: str(32),
     retries: int(0, 1000),
     retry_delay: { type: 'number', minimum: 0, maximum: 86_400 },
-    task_timeout: { type: 'number', exclusiveMinimum: 0 },
+    task_timeout: { type: 'number', exclusiveMinimum: 0, maximum: SECONDS.limit.max },
     kill_grace: { type: 'number', minimum: 0, maximum: 3600 },
     cwd: { type: 'string', minLength: 1, maxLength: 4096 },
     env: { type: 'object', additionalProperties: str(100_000), maxProperties: 1000 },

@@ -10,14 +10,21 @@
  * - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
  * - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
  * - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
+ * - `K id signal`               send a signal (by number) to a started task's process group, if not reaped yet
+ * - `G seconds`                 the grace between SIGTERM and SIGKILL when input ends with tasks running
+ * - `A`                         abort: SIGKILL every running task's group now, withdraw every queued task
  * Reports out, one line each: `S id pid slot time` (started; pid is also its process group id), `E id status time`
  * (ended: the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started); times
  * are Unix seconds with milliseconds, so records say when things happened, not when the runner heard of them.
  *
  * Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
  * program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
+ * When a task's process ends, what it left in its group is killed. Signals reach a task only through the
+ * server, which knows whether it has reaped it: a reaped task's pid may already be another process's.
  * On end of input the server starts nothing more and exits once its tasks have ended; if input ends while
- * tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after 5 s).
+ * tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after the
+ * grace). The runner starts the server in its own session, so whatever kills the runner's process group
+ * leaves the server to do that.
  */
 export const FORKSERVER_PERL = String.raw`
 use strict; use warnings; use POSIX (); use Time::HiRes ();
@@ -26,8 +33,8 @@ $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 { my $old = select($wake_w); $| = 1; select($old); }
 $SIG{CHLD} = sub { syswrite($wake_w, 'c') };
-my (%slot_env, @free, @queue, %task_of, %slot_of);
-my $buf = ''; my $eof = 0; my $stop_at = 0;
+my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of);
+my $buf = ''; my $eof = 0; my $stop_at = 0; my $grace = 5; my $aborted = 0;
 use Cwd (); my $start_dir = Cwd::getcwd();
 sub pairs { my %h; for my $kv (@_) { my $i = index($kv, '='); $h{substr($kv, 0, $i)} = substr($kv, $i + 1); } return %h; }
 # Reports of up to 20 ms go out in one write (at once when a slot would idle), as in the Python server.
@@ -42,8 +49,10 @@ sub flush_out {
 }
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    kill('KILL', -$pid); # what it left in its group goes with it (nothing here forks between reap and kill)
     my $id = delete $task_of{$pid};
     next unless defined $id;
+    delete $pid_of{$id};
     push @free, delete $slot_of{$pid};
     $reports .= sprintf("E\t%s\t%d\t%.3f\n", $id, $?, Time::HiRes::time());
   }
@@ -74,6 +83,7 @@ sub launch {
     }
     $task_of{$pid} = $id;
     $slot_of{$pid} = $slot;
+    $pid_of{$id} = $pid;
     $reports .= sprintf("S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, Time::HiRes::time());
   }
 }
@@ -88,6 +98,14 @@ sub handle {
     my $n = @queue;
     @queue = grep { $_->[0] ne $id } @queue;
     $reports .= "X\t$id\n" if @queue < $n;
+  }
+  elsif ($kind eq 'K') { my $pid = $pid_of{$f[0]}; kill($f[1], -$pid) if defined $pid; }
+  elsif ($kind eq 'G') { $grace = $f[0]; }
+  elsif ($kind eq 'A') {
+    $aborted = 1;
+    kill('KILL', -$_) for keys %task_of;
+    $reports .= "X\t$_->[0]\n" for @queue;
+    @queue = ();
   }
 }
 sub read_input {
@@ -115,12 +133,12 @@ while (1) {
     if (!$eof && vec($rout, fileno(STDIN), 1)) { read_input(); }
   }
   reap();
-  launch() unless $eof;
+  launch() unless $eof || $aborted;
   flush_out();
   if ($eof) {
     last if !%task_of;
-    if (!$stop_at) { kill('TERM', -$_) for keys %task_of; $stop_at = time; }
-    elsif (time - $stop_at >= 5) { kill('KILL', -$_) for keys %task_of; }
+    if (!$stop_at) { kill('TERM', -$_) for keys %task_of; $stop_at = Time::HiRes::time(); }
+    elsif (Time::HiRes::time() - $stop_at >= $grace) { kill('KILL', -$_) for keys %task_of; }
   }
 }
 `;

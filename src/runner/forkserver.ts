@@ -69,9 +69,12 @@ export class ForkServer implements Executor {
     baseEnv: NodeJS.ProcessEnv,
     cwd: string,
     server: { kind: ServerKind; interpreter: string } = { kind: 'perl', interpreter: 'perl' },
+    killGrace = 5,
   ) {
     const args = server.kind === 'python' ? ['-I', '-S', '-c', SPAWNSERVER_PYTHON] : ['-e', FORKSERVER_PERL];
-    this.child = spawn(server.interpreter, args, { stdio: ['pipe', 'pipe', 'inherit'], cwd });
+    // In its own session (detached): whatever kills the runner's process group leaves the server to stop the
+    // tasks when its input ends.
+    this.child = spawn(server.interpreter, args, { stdio: ['pipe', 'pipe', 'inherit'], cwd, detached: true });
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => this.onData(chunk));
     this.child.on('exit', () => {
@@ -83,6 +86,7 @@ export class ForkServer implements Executor {
       this.pending.clear();
     });
     this.send(['E', ...envPairs(baseEnv)]);
+    this.send(['G', String(killGrace)]);
     for (const slot of slots) this.send(['L', String(slot.index), ...envPairs(slotEnv(slot))]);
   }
 
@@ -121,6 +125,17 @@ export class ForkServer implements Executor {
     this.send(['W', String(id)]);
     // Now, not at the end of the turn: the runner stops running tasks right after withdrawing queued ones,
     // and the server must read the withdrawal before a stopped task's slot can start the next task.
+    this.flush();
+  }
+
+  signal(e: Execution, signal: NodeJS.Signals): void {
+    const id = this.ids.get(e);
+    if (id === undefined || this.pending.get(id)?.started !== true) return;
+    this.send(['K', String(id), String(os.constants.signals[signal])]);
+  }
+
+  abort(): void {
+    this.send(['A']);
     this.flush();
   }
 

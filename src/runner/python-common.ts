@@ -5,7 +5,9 @@
  *
  * - `wait_for_children(watch, timeout)`: select on the fds in `watch` and on a pipe SIGCHLD writes to
  *   (signal.set_wakeup_fd, written by the C handler, so no ended child is missed between a reap and the select).
- * - `reaped()`: the (pid, status) of each ended child not yet waited for, without blocking.
+ * - `reaped()`: the (pid, status) of each ended child not yet waited for, without blocking. Each child is a task
+ *   leading its own process group: what it left in its group is killed before the child is reaped, while its
+ *   pid (the group's id) cannot have been given to another process.
  * - `which(name, path)`: a program on PATH, as execvp would find it (cached).
  * - `spawn_task(path, argv, env, ofd, efd)`: posix_spawn in its own process group with stdin from /dev/null,
  *   stdout/stderr to the given fds and default signal dispositions; a script without a #! line runs with
@@ -38,11 +40,18 @@ def wait_for_children(watch, timeout):
 def reaped():
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
             return
-        if pid == 0:
+        if ended is None or ended.si_pid == 0:
             return
+        pid = ended.si_pid
+        # Its group goes with it, killed while its unreaped pid still holds the group's id (never another's).
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _, status = os.waitpid(pid, 0)
         yield pid, status
 
 def which(name, path):

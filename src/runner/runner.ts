@@ -1,14 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TerminalState } from '../ledger/states.js';
+import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
 import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
+import { NodeExecutor } from './node-executor.js';
 import { processStartTime, shortHostname } from './proc.js';
 import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import { type Execution, type Executor, NodeExecutor, signalGroup } from './spawner.js';
+import type { Execution, Executor } from './spawner.js';
 
 /** What the runner tells its caller as it goes (for live progress). */
 export interface RunnerHooks {
@@ -52,7 +54,7 @@ interface InFlight extends Queued {
   exec: Execution;
   pid: number | null;
   stopReason: 'timeout' | 'cancel' | 'term' | null;
-  timers: NodeJS.Timeout[];
+  timers: LongTimeout[];
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -97,6 +99,7 @@ export class Runner {
         maxTasks: group.maxTasks,
         gpusPerTask: group.gpusPerTask,
         visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
+        ...(options.keepOpen ? {} : { tasks: group.tasks.length }),
       });
     this.sharedExecutor = options.executor !== undefined;
     this.open = options.keepOpen === true;
@@ -120,7 +123,7 @@ export class Runner {
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && env[k] !== v) this.groupEnv[k] = v;
       this.executor = options.executor;
     } else {
-      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER);
+      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER, group.killGrace);
     }
   }
 
@@ -204,6 +207,20 @@ export class Runner {
     this.maybeFinish();
   }
 
+  /**
+   * Stop everything at once (a second interrupt): tasks not started never start, running ones get SIGKILL now,
+   * and each is recorded as `terminate` records it (`cancelled` for a local launch).
+   */
+  abort(): void {
+    this.terminate();
+    for (const f of this.inFlight) {
+      if (f.pid !== null) this.executor.signal(f.exec, 'SIGKILL');
+      else this.executor.withdraw(f.exec);
+    }
+    // Tasks the executor started whose start the runner has not heard of yet.
+    if (!this.sharedExecutor) this.executor.abort();
+  }
+
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */
   checkCancelRequests(): void {
     let names: string[];
@@ -283,19 +300,17 @@ export class Runner {
       this.hooks.onStart?.(task.id, attempt, s.slot);
       if (f.stopReason !== null) this.signalStop(f);
       else if (this.group.taskTimeout !== undefined) {
-        f.timers.push(setTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
+        f.timers.push(setLongTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
       }
     });
     exec.exited.then((exit) => {
-      for (const t of f.timers) clearTimeout(t);
+      for (const t of f.timers) t.clear();
       this.inFlight.delete(f);
       if (exit === null) {
         if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
         this.pump();
         return;
       }
-      // What a stopped task left behind in its group goes too.
-      if (f.stopReason !== null && f.pid !== null) signalGroup(f.pid, 'SIGKILL');
       if (f.pid === null) {
         // It could not be started: record the attempt and its failure all the same.
         this.record({
@@ -355,11 +370,10 @@ export class Runner {
     else this.executor.withdraw(f.exec); // if it starts meanwhile, it is stopped as soon as its pid is known
   }
 
-  /** SIGTERM to the task's process group, SIGKILL after the grace period. */
+  /** SIGTERM to the task's process group, SIGKILL after the grace period (through the executor: see signal). */
   private signalStop(f: InFlight): void {
-    const pid = f.pid!;
-    signalGroup(pid, 'SIGTERM');
-    f.timers.push(setTimeout(() => signalGroup(pid, 'SIGKILL'), this.group.killGrace * 1000));
+    this.executor.signal(f.exec, 'SIGTERM');
+    f.timers.push(setLongTimeout(() => this.executor.signal(f.exec, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
   private record(r: AttemptRecord): void {
@@ -389,13 +403,16 @@ export function chooseExecutor(
   baseEnv: NodeJS.ProcessEnv,
   cwd: string,
   wanted: string | undefined,
+  killGrace = 5,
 ): Executor {
-  if (wanted === 'node') return new NodeExecutor(slots, baseEnv);
+  if (wanted === 'node') return new NodeExecutor(slots, baseEnv, killGrace);
   if (wanted !== 'perl') {
     const python = findPython();
-    if (python) return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python });
+    if (python)
+      return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python }, killGrace);
     if (wanted === 'python') throw new Error('DROVER_SPAWNER=python: no Python 3.8 or later found');
   }
-  if (wanted === 'perl' || perlAvailable()) return new ForkServer(slots, baseEnv, cwd);
-  return new NodeExecutor(slots, baseEnv);
+  if (wanted === 'perl' || perlAvailable())
+    return new ForkServer(slots, baseEnv, cwd, { kind: 'perl', interpreter: 'perl' }, killGrace);
+  return new NodeExecutor(slots, baseEnv, killGrace);
 }

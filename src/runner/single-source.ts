@@ -57,11 +57,25 @@ record(type => '"runner"', v => 1, runner => jstr($name), launch => $s{launch}, 
   host => jstr($host), pid => $$, pid_start => 'null', slots => 1, at => now());
 
 my ($child, $stop, $timed_out, $alarm_kills) = (0, 0, 0, 0);
-$SIG{TERM} = $SIG{INT} = sub { $stop = 1; kill('TERM', -$child) if $child; };
+# Perl's alarm() takes whole seconds (a grace of 0.5 would be 0: no alarm, no SIGKILL ever); Time::HiRes's takes
+# fractions. Zero means at once.
+sub arm {
+  my $t = shift;
+  $t = 0.001 if $t <= 0;
+  if ($hires) { Time::HiRes::alarm($t); } else { alarm($t == int($t) ? $t : int($t) + 1); }
+}
+my $grace = $s{kill_grace} // 5;
+# TERM to the task, and SIGKILL after the grace period, armed here: Perl's waitpid resumes by itself after a
+# signal's handler ran, so the loop around it never sees the interruption.
+sub stop_child {
+  kill('TERM', -$child);
+  if (!$alarm_kills) { $alarm_kills = 1; arm($grace); }
+}
+$SIG{TERM} = $SIG{INT} = sub { $stop = 1; stop_child() if $child; };
 $SIG{ALRM} = sub {
   return unless $child;
   if ($alarm_kills) { kill('KILL', -$child); return; }
-  $timed_out = 1; kill('TERM', -$child);
+  $timed_out = 1; stop_child();
 };
 sub cancel_requested {
   opendir(my $d, $s{cancel_dir}) or return 0;
@@ -100,17 +114,16 @@ for (my $try = 0; !$stop; $try++) {
   setpgrp($child, $child);
   record(type => '"start"', task => $task, attempt => $attempt, at => $start, pid => $child, slot => 0,
     gpus => jstr($ENV{CUDA_VISIBLE_DEVICES}), host => jstr($host), out => jstr($out), err => jstr($err));
-  if ($stop) { kill('TERM', -$child); $alarm_kills = 1; alarm($s{kill_grace} || 5); }
-  elsif ($s{task_timeout}) { alarm($s{task_timeout}); }
+  if ($stop) { stop_child(); }
+  elsif ($s{task_timeout}) { arm($s{task_timeout}); }
   while (1) {
     my $w = waitpid($child, 0);
     last if $w == $child;
     die "drover: waitpid: $!\n" if $w == -1 && ($! + 0) != 4;
-    if (($stop || $timed_out) && !$alarm_kills) { $alarm_kills = 1; alarm($s{kill_grace} || 5); }
   }
   my $status = $?;
-  alarm(0);
-  kill('KILL', -$child) if $stop || $timed_out;
+  if ($hires) { Time::HiRes::alarm(0); } else { alarm(0); }
+  kill('KILL', -$child); # what it left in its group goes with it, as with every runner
   $child = 0;
   my $sig = $status & 127;
   my $code = $sig ? 'null' : $status >> 8;

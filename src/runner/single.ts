@@ -45,6 +45,6 @@ export function singleEnv(settings: RunSettings): Record<string, string> {
     DROVER_S_RETRY_DELAY: String(settings.retryDelay),
     DROVER_S_KILL_GRACE: String(settings.killGrace),
   };
-  if (settings.taskTimeout !== undefined) env.DROVER_S_TASK_TIMEOUT = String(Math.ceil(settings.taskTimeout));
+  if (settings.taskTimeout !== undefined) env.DROVER_S_TASK_TIMEOUT = String(settings.taskTimeout);
   return env;
 }

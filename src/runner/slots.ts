@@ -13,6 +13,12 @@ export interface SlotRequest {
   gpusPerTask?: number;
   /** GPU ids visible to the runner (from CUDA_VISIBLE_DEVICES). */
   visibleGpus?: readonly string[];
+  /**
+   * The tasks the runner has, when it knows them all (not a pool worker's open runner): it never runs more at
+   * once, so it gets no more slots than that. A slot costs a little memory and a message to the fork server,
+   * so `--max-tasks 10000000` on a 10-task job must cost 10 slots, not 10 million.
+   */
+  tasks?: number;
 }
 
 /** One slot of a runner and the GPUs pinned to it. */
@@ -38,7 +44,7 @@ export function parseVisibleGpus(value: string | undefined): string[] {
 /**
  * Decide the runner's slots: by default CPUs available divided by CPUs per task (at least 1); `maxTasks`
  * overrides. With GPUs per task, each slot gets that many distinct GPUs, and there are never more slots than
- * the visible GPUs can fill.
+ * the visible GPUs can fill; never more than `tasks` either (at least 1).
  */
 export function planSlots(req: SlotRequest, gpuFlag = '--gpus'): Slot[] {
   const perTask = req.cpusPerTask ?? 1;
@@ -54,6 +60,7 @@ export function planSlots(req: SlotRequest, gpuFlag = '--gpus'): Slot[] {
     }
     count = Math.min(count, fit);
   }
+  if (req.tasks !== undefined) count = Math.max(1, Math.min(count, req.tasks));
   return Array.from({ length: count }, (_, index) => ({
     index,
     gpus: k > 0 ? visible.slice(index * k, index * k + k) : [],

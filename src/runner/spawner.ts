@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import type { Slot } from './slots.js';
 
 /**
  * Executors start task processes in slots. The runner submits tasks ahead of free slots; the executor starts
  * each, in submission order, the moment a slot is free, so no round trip through the runner sits between one
  * task's end and the next one's start. Implementations: a fork server in Python or Perl (forkserver.ts), and
- * Node's spawn.
+ * Node's spawn (node-executor.ts).
  */
 
 /** What it takes to start one task process. */
@@ -43,11 +41,22 @@ export interface Execution {
   exited: Promise<ProcessExit | null>;
 }
 
-/** Starts submitted tasks in free slots. */
+/**
+ * Starts submitted tasks in free slots. When a task's process ends, what it left in its process group is
+ * killed. Whatever ends the runner (SIGKILL of its whole process group included), the executor's tasks do
+ * not outlive it: they are stopped (SIGTERM, SIGKILL after the grace) by a process in another session.
+ */
 export interface Executor {
   submit(req: TaskRequest): Execution;
   /** Withdraw a submitted task that has not started; false if it already started. */
   withdraw(e: Execution): void;
+  /**
+   * Send `signal` to a started task's process group, unless it has ended: only the executor knows when a
+   * task's pid is reaped and may be given to another process.
+   */
+  signal(e: Execution, signal: NodeJS.Signals): void;
+  /** Stop at once: SIGKILL every running task's group and withdraw every task not started. */
+  abort(): void;
   /** No more submissions: release the executor once its tasks have ended. */
   close(): void;
 }
@@ -57,114 +66,6 @@ export function slotEnv(slot: Slot): Record<string, string> {
   const env: Record<string, string> = { DROVER_SLOT: String(slot.index) };
   if (slot.gpus.length > 0) env.CUDA_VISIBLE_DEVICES = slot.gpus.join(',');
   return env;
-}
-
-interface Queued {
-  req: TaskRequest;
-  e: Execution;
-  resolveStarted(v: ProcessStart | null): void;
-  resolveExit(v: ProcessExit | null): void;
-}
-
-/**
- * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
- * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
- * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
- */
-export class NodeExecutor implements Executor {
-  private readonly queue: Queued[] = [];
-  private readonly free: Slot[];
-  constructor(
-    slots: readonly Slot[],
-    private readonly baseEnv: NodeJS.ProcessEnv,
-  ) {
-    this.free = [...slots].reverse();
-  }
-
-  submit(req: TaskRequest): Execution {
-    let resolveStarted!: Queued['resolveStarted'];
-    let resolveExit!: Queued['resolveExit'];
-    const e: Execution = {
-      started: new Promise((r) => {
-        resolveStarted = r;
-      }),
-      exited: new Promise((r) => {
-        resolveExit = r;
-      }),
-    };
-    this.queue.push({ req, e, resolveStarted, resolveExit });
-    this.pump();
-    return e;
-  }
-
-  withdraw(e: Execution): void {
-    const i = this.queue.findIndex((q) => q.e === e);
-    if (i < 0) return;
-    const [q] = this.queue.splice(i, 1);
-    q!.resolveStarted(null);
-    q!.resolveExit(null);
-  }
-
-  close(): void {}
-
-  private pump(): void {
-    while (this.free.length > 0 && this.queue.length > 0) this.start(this.queue.shift()!, this.free.pop()!);
-  }
-
-  /** Its log files cannot be opened: it ends 126 without running, as with the fork servers. */
-  private cannotLog(q: Queued, slot: Slot): void {
-    q.resolveStarted(null);
-    this.free.push(slot);
-    queueMicrotask(() => {
-      q.resolveExit({ exitCode: 126, signal: null });
-      this.pump();
-    });
-  }
-
-  private start(q: Queued, slot: Slot): void {
-    const { req } = q;
-    let out: number;
-    let err: number;
-    try {
-      out = fs.openSync(req.out, 'w');
-    } catch {
-      this.cannotLog(q, slot);
-      return;
-    }
-    try {
-      err = fs.openSync(req.err, 'w');
-    } catch {
-      fs.closeSync(out);
-      this.cannotLog(q, slot);
-      return;
-    }
-    try {
-      const child = spawn(req.argv[0]!, req.argv.slice(1), {
-        cwd: req.cwd,
-        env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
-        stdio: ['ignore', out, err],
-        detached: true,
-      });
-      const done = (v: ProcessExit) => {
-        this.free.push(slot);
-        q.resolveExit(v);
-        this.pump();
-      };
-      if (child.pid !== undefined) {
-        q.resolveStarted({ pid: child.pid, slot: slot.index });
-        child.once('exit', (exitCode, signal) => done({ exitCode, signal }));
-      } else {
-        child.once('error', (e: NodeJS.ErrnoException) => {
-          fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
-          q.resolveStarted(null);
-          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null });
-        });
-      }
-    } finally {
-      fs.closeSync(out);
-      fs.closeSync(err);
-    }
-  }
 }
 
 /** Send `signal` to a task's whole process group; false if it is already gone. */

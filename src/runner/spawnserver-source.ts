@@ -27,10 +27,13 @@ queue = collections.deque()
 queued = set()  # ids in the queue not withdrawn: a withdrawal is O(1), a pool worker may withdraw thousands
 task_of = {}
 slot_of = {}
+pid_of = {}
 out = []
 buf = b''
 eof = False
+aborted = False
 stop_at = 0
+grace = 5.0
 last_flush = 0.0
 FLUSH_EVERY = 0.02
 
@@ -106,6 +109,7 @@ def start(slot, f):
         os.close(efd)
     task_of[pid] = id
     slot_of[pid] = slot
+    pid_of[id] = pid
     out.append('S\t%s\t%d\t%s\t%.3f\n' % (id, pid, slot, time.time()))
 
 def launch():
@@ -116,7 +120,7 @@ def launch():
             start(free.pop(0), f)
 
 def handle(msg):
-    global base
+    global aborted, base, grace
     f = msg.split(b'\0')[:-1]
     kind = f[0]
     if kind == b'E':
@@ -132,6 +136,27 @@ def handle(msg):
         if f[1] in queued:
             queued.discard(f[1])
             out.append('X\t%s\n' % f[1].decode())
+    elif kind == b'K':
+        # Only a task not reaped yet: its pid, and so its group's id, is still its own.
+        pid = pid_of.get(f[1].decode())
+        if pid is not None:
+            try:
+                os.killpg(pid, int(f[2]))
+            except OSError:
+                pass
+    elif kind == b'G':
+        grace = float(f[1])
+    elif kind == b'A':
+        aborted = True
+        for pid in task_of:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for id in queued:
+            out.append('X\t%s\n' % id.decode())
+        queued.clear()
+        queue.clear()
 
 def read_input():
     global buf, eof
@@ -162,6 +187,7 @@ def reap():
         id = task_of.pop(pid, None)
         if id is None:
             continue
+        del pid_of[id]
         free.append(slot_of.pop(pid))
         out.append('E\t%s\t%d\t%.3f\n' % (id, status, time.time()))
 
@@ -190,7 +216,7 @@ while True:
     reap()
     if not eof:
         read_input()
-    if not eof:
+    if not eof and not aborted:
         launch()
     flush(time.monotonic())
     if eof:
@@ -203,7 +229,7 @@ while True:
                 except OSError:
                     pass
             stop_at = time.monotonic()
-        elif time.monotonic() - stop_at >= 5:
+        elif time.monotonic() - stop_at >= grace:
             for pid in task_of:
                 try:
                     os.killpg(pid, signal.SIGKILL)

@@ -58,3 +58,54 @@ test('unknown options, commands and bad option values exit 2 with one line namin
   }
   assert.deepEqual(snapshot(cwd), []);
 });
+
+test('help and version words inside a sweep or a --command are the user’s: the job is written and run', async (t) => {
+  const cwd = tempWorkspace(t);
+  // Where drover's own options belong, they are requests: nothing is written.
+  for (const args of [
+    ['prelaunch', '--help'],
+    ['prelaunch', '-h'],
+    ['prelaunch', '+command', 'echo', '+jobname', 'j', '--help'],
+    ['prelaunch', '-V'],
+    ['-V', 'prelaunch'],
+  ]) {
+    const r = await runDrover(args, { cwd });
+    assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
+    assert.notEqual(r.stdout, '');
+  }
+  assert.deepEqual(snapshot(cwd), []);
+  // Inside the sweep they are values (as onager takes them; test/sweep/onager-differential covers the bytes).
+  for (const sweep of [
+    ['+flag', '--help'],
+    ['+arg', '--version', '1', '2'],
+    ['+pos-arg', '-V'],
+    ['+tag', '--help'],
+    ['+pos-arg', '-h'],
+  ]) {
+    const r = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'v', ...sweep], { cwd });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Prelaunched \d+ jobs for v\./, sweep.join(' '));
+  }
+  // So is everything after --command: these run as commands (each is 'command not found', exit 127).
+  const made = new Set<string>();
+  for (const word of ['--version', '-V', '--help', '-h']) {
+    const r = await runDrover(['launch', '--command', word, '-q', '--json'], { cwd });
+    assert.equal(r.code, 1, `launch --command ${word}: ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as { jobname: string; counts: { failed: number } };
+    assert.equal(out.counts.failed, 1);
+    made.add(out.jobname);
+  }
+  // Launched within the same second, each --command got its own job.
+  assert.equal(made.size, 4);
+  const listed = JSON.parse((await runDrover(['list', '--json'], { cwd })).stdout) as {
+    jobname: string;
+    command: string;
+  }[];
+  assert.deepEqual(
+    listed
+      .filter((x) => made.has(x.jobname))
+      .map((x) => x.command)
+      .sort(),
+    ['--help', '--version', '-V', '-h'].sort(),
+  );
+});

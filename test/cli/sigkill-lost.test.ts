@@ -6,14 +6,14 @@ import { counts, list, status } from '../helpers/contract.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
 import {
   isAlive,
-  killGroup,
+  launchProcesses,
   readRecords,
   tempWorkspace,
   waitFor,
   writeScript,
 } from '../helpers/workspace.js';
 
-test('SIGKILL of the runner mid-launch: its tasks become lost, and --unfinished reruns exactly them', async (t) => {
+test('SIGKILL of the runner mid-launch: started tasks become lost, unstarted ones cancelled, and --unfinished reruns exactly them', async (t) => {
   const cwd = tempWorkspace(t);
   // Sleeps the seconds given, unless the file `fast` exists.
   writeScript(cwd, 'task.sh', 'if [ -f fast ]; then exit 0; fi\nsleep "$1"\n');
@@ -48,9 +48,11 @@ test('SIGKILL of the runner mid-launch: its tasks become lost, and --unfinished 
   const ended = await launch.result;
   assert.equal(ended.signal, 'SIGKILL');
 
+  // Lost: no process of theirs is alive (DESIGN.md invariant 2). Tasks 5 and 6 never started: not lost.
   const s = await status('J', { cwd });
-  assert.deepEqual(s.counts, counts({ succeeded: 2, lost: 4 }));
-  assert.deepEqual(s.launches[0]!.counts, counts({ succeeded: 2, lost: 4 }));
+  assert.deepEqual(launchProcesses(cwd), [], 'no task process outlives the runner once status says lost');
+  assert.deepEqual(s.counts, counts({ succeeded: 2, lost: 2, cancelled: 2 }));
+  assert.deepEqual(s.launches[0]!.counts, counts({ succeeded: 2, lost: 2, cancelled: 2 }));
   assert.deepEqual(
     (await list('J', { cwd })).map((x) => [x.task, x.state, x.attempts]),
     [
@@ -58,15 +60,12 @@ test('SIGKILL of the runner mid-launch: its tasks become lost, and --unfinished 
       [2, 'succeeded', 1],
       [3, 'lost', 1],
       [4, 'lost', 1],
-      [5, 'lost', 0],
-      [6, 'lost', 0],
+      [5, 'cancelled', 0],
+      [6, 'cancelled', 0],
     ],
   );
-
-  // The runner's death leaves its task processes behind; stop them before going on.
   const started = readRecords(cwd).filter((r) => r.type === 'start');
   assert.deepEqual(started.map((r) => r.task).sort(), [1, 2, 3, 4]);
-  for (const r of started) killGroup(r.pid as number);
 
   fs.writeFileSync(path.join(cwd, 'fast'), '');
   const rerun = await runDrover(['launch', '--jobname', 'J', '--unfinished', '-q'], { cwd });

@@ -25,6 +25,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   /** Text for stdin (stdin is a pipe, never a TTY). */
   input?: string;
+  /** Start it in its own session and process group, as `setsid drover ...` does (for group signals). */
+  setsid?: boolean;
 }
 
 /** A drover process running in the background. */
@@ -36,7 +38,7 @@ export interface Started {
 }
 
 /** The environment of a drover child: ours without settings that would leak into the test's folder. */
-function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.DROVER_DIR;
   delete env.CUDA_VISIBLE_DEVICES;
@@ -57,6 +59,7 @@ export function startDrover(args: readonly string[], opts: RunOptions): Started 
     cwd: opts.cwd,
     env: childEnv(opts.env),
     stdio: ['pipe', 'pipe', 'pipe'],
+    detached: opts.setsid === true,
   });
   let stdout = '';
   let stderr = '';

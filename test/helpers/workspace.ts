@@ -127,6 +127,14 @@ export async function killLeftovers(dir: string): Promise<void> {
       // already gone
     }
   }
+  // Task processes the records do not name (a runner killed before it wrote their start).
+  for (const p of launchProcesses(dir)) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
   // Children of a task whose leader is gone still carry its group id.
   for (const pid of taskPids(dir)) {
     for (const other of safeReaddir('/proc')) {
@@ -142,6 +150,29 @@ export async function killLeftovers(dir: string): Promise<void> {
       }
     }
   }
+}
+
+/**
+ * Live processes (not zombies) of a working folder's local launches, found the way a user would with `ps e`:
+ * by the DROVER_LAUNCH_DIR every task of a local launch carries in its environment. With their task id.
+ */
+export function launchProcesses(dir: string): { pid: number; task: number; attempt: number }[] {
+  const out: { pid: number; task: number; attempt: number }[] = [];
+  const prefix = `DROVER_LAUNCH_DIR=${path.join(dir, '.drover')}/`;
+  for (const name of safeReaddir('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) continue;
+    let env: string[];
+    try {
+      env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (!env.some((kv) => kv.startsWith(prefix))) continue;
+    const get = (k: string) => Number(env.find((kv) => kv.startsWith(`${k}=`))?.slice(k.length + 1));
+    out.push({ pid, task: get('DROVER_TASK_ID'), attempt: get('DROVER_ATTEMPT') });
+  }
+  return out;
 }
 
 /** Kill a task's process group by pid (tests that leave tasks running on purpose). */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { closeLaunchIfDone } from '../../src/ledger/launches.js';
 import { markUnfinished, recordEnd, recordSkip, recordStart } from '../../src/ledger/transitions.js';
 import {
   attemptRows,
@@ -178,6 +179,13 @@ test("an older launch's late records do not overwrite the task's state in a newe
   const job = makeJob(ledger, 'J', 1);
   const older = launch(ledger, job, [1]);
   ledger.write(() => recordStart(ledger, job.id, older.id, start(1, 1)));
+  // While the older launch has the task running, no other launch may take it.
+  assert.throws(() => launch(ledger, job, [1]), /task 1 of 'J' is already queued or running/);
+  // Its runner is declared gone: the task is lost, the launch done; a rerun is a newer launch.
+  ledger.write(() => {
+    markUnfinished(ledger, job.id, older.id, 'all', 'lost', 'runner gone');
+    closeLaunchIfDone(ledger, older.id);
+  });
   const newer = launch(ledger, job, [1]);
   assert.deepEqual(taskRow(ledger, job, 1), {
     state: 'queued',
@@ -186,6 +194,7 @@ test("an older launch's late records do not overwrite the task's state in a newe
     last_launch_id: newer.id,
   });
 
+  // The older runner's records arrive late after all.
   ledger.write(() => recordEnd(ledger, job.id, older.id, end(1, 1, 'failed', 9)));
   assert.equal(launchState(ledger, older.id, 1), 'failed', 'the older launch keeps its own outcome');
   assert.deepEqual(taskRow(ledger, job, 1), {
@@ -194,9 +203,6 @@ test("an older launch's late records do not overwrite the task's state in a newe
     attempts: 1,
     last_launch_id: newer.id,
   });
-
-  ledger.write(() => markUnfinished(ledger, job.id, older.id, 'all', 'lost', 'runner gone'));
-  assert.equal(taskRow(ledger, job, 1).state, 'queued');
 
   ledger.write(() => {
     recordStart(ledger, job.id, newer.id, start(1, 2, 110));

@@ -96,7 +96,7 @@ test('read commands create nothing; out-of-range and missing inputs are refused 
     cwd,
   });
   assert.equal(many.code, 2);
-  assert.match(many.stderr, /--num-jobs 10000001 is more than one launch may have: give at most 10,000,000/);
+  assert.match(many.stderr, /--num-jobs '10000001' is out of range: give a whole number from 1 to 10000000/);
   assert.equal(many.stderr.trim().split('\n').length, 1);
   // The API says it in words too.
   const raw = await api(server.url, 'POST', '/launches', server.token, {

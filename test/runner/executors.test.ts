@@ -6,14 +6,9 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { ForkServer, findPython, perlAvailable } from '../../src/runner/forkserver.js';
+import { NodeExecutor } from '../../src/runner/node-executor.js';
 import type { Slot } from '../../src/runner/slots.js';
-import {
-  type Execution,
-  type Executor,
-  NodeExecutor,
-  type ProcessExit,
-  type ProcessStart,
-} from '../../src/runner/spawner.js';
+import type { Execution, Executor, ProcessExit, ProcessStart } from '../../src/runner/spawner.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 
 /**

@@ -111,3 +111,17 @@ test('SIGTERM stops the task: killed for a scheduler stop, cancelled when drover
   assert.equal(s.records(1).find((x) => x.type === 'end')!.state, 'killed');
   assert.equal(s.records(2).find((x) => x.type === 'end')!.state, 'cancelled');
 });
+
+test('a fractional or zero kill grace still ends in SIGKILL (Perl’s alarm(0.5) would be no alarm at all)', (t) => {
+  for (const killGrace of [0.5, 0]) {
+    const s = setup([[1, 'trap "" TERM; sleep 30']], { taskTimeout: 0.5, killGrace });
+    t.after(() => fs.rmSync(s.dir, { recursive: true, force: true }));
+    // Hang guard: without the SIGKILL the task sleeps its 30 s.
+    const r = spawnSync('perl', [s.script, s.table, '1'], { env: s.env, timeout: 15_000 });
+    assert.equal(r.signal, null, `the runner was stopped by the hang guard (kill grace ${killGrace})`);
+    const end = s.records(1).find((x) => x.type === 'end')!;
+    assert.equal(end.state, 'timeout');
+    assert.equal(end.signal, 'SIGKILL');
+    assert.match(String(end.reason), /time limit of 0\.5 s/);
+  }
+});

@@ -93,3 +93,14 @@ test('parseVisibleGpus reads CUDA_VISIBLE_DEVICES', () => {
   assert.deepEqual(parseVisibleGpus('0,1,2,3'), ['0', '1', '2', '3']);
   assert.deepEqual(parseVisibleGpus(' 2, 3 ,'), ['2', '3']);
 });
+
+test('a runner that knows its tasks gets no more slots than it has tasks: slots cost nothing until used', () => {
+  assert.equal(planSlots({ cpusAvailable: 2, maxTasks: 10_000_000, tasks: 10 }).length, 10);
+  assert.equal(planSlots({ cpusAvailable: 64, tasks: 3 }).length, 3);
+  assert.equal(planSlots({ cpusAvailable: 4, tasks: 0 }).length, 1);
+  assert.equal(planSlots({ cpusAvailable: 4, maxTasks: 2, tasks: 100 }).length, 2);
+  assert.equal(
+    planSlots({ cpusAvailable: 8, gpusPerTask: 1, visibleGpus: ['0', '1', '2'], tasks: 2 }).length,
+    2,
+  );
+});

@@ -1,4 +1,5 @@
 import { usageError } from '../../errors.js';
+import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
 
 /**
@@ -20,21 +21,12 @@ export function sanitizeJobName(name: string): string {
   return s;
 }
 
-const UNITS: Record<string, number> = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
-
-/** Bytes of a memory size like `4G`, `512M`, `1.5G`, `4GB`, `4GiB` (binary units); throws a usage error. */
-export function parseMemory(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$/i.exec(text.trim());
-  const bytes = m ? Number(m[1]) * UNITS[m[2]!.toUpperCase()]! : Number.NaN;
-  if (!Number.isFinite(bytes) || bytes <= 0)
-    throw usageError(`--mem '${text}' is not a memory size: use e.g. 512M, 4G or 1.5T`);
-  return bytes;
-}
-
-/** A memory size for Grid Engine: whole mebibytes (`1536M`), or whole gibibytes when exact (`4G`). */
-export function formatMemory(bytes: number): string {
-  const mib = Math.ceil(bytes / 2 ** 20);
-  return mib % 1024 === 0 ? `${mib / 1024}G` : `${mib}M`;
+/**
+ * Memory of one slot for Grid Engine, which counts memory per slot: the element's MiB divided by its slots,
+ * rounded up, as whole mebibytes (`1366M`) or whole gibibytes when exact (`4G`).
+ */
+export function memoryPerSlot(mib: number, slots: number): string {
+  return formatSize(Math.ceil(mib / slots), 'G');
 }
 
 /** What one array element asks Grid Engine for, and how its runner runs the element's tasks. */
@@ -51,8 +43,8 @@ export interface ElementResources {
   warnings: string[];
 }
 
-/** Address space the element's runner (Node) needs under an address-space limit such as h_vmem. */
-const RUNNER_ADDRESS_SPACE = 1.5 * 2 ** 30;
+/** Address space (MiB) the element's runner (Node) needs under an address-space limit such as h_vmem. */
+const RUNNER_ADDRESS_SPACE_MIB = 1536;
 
 /** `-pe NAME N` in the arguments after `--`: N when it is a plain number, 'range' otherwise. */
 function peInExtra(extra: readonly string[]): number | 'range' | undefined {
@@ -103,21 +95,21 @@ export function elementResources(request: LaunchRequest, config: Record<string, 
   const warnings: string[] = [];
   if (extraPe === undefined && peSlots > 1) args.push('-pe', config.pe || 'smp', String(peSlots));
   if (peSlots > 1) summary.push(`${peSlots} slots`);
-  if (request.mem !== undefined) {
+  if (request.memMb !== undefined) {
     if (!config.mem_resource) {
       throw usageError(
         '--mem needs the name of your site’s memory resource: drover config --write gridengine mem_resource h_vmem (or the name your site uses)',
       );
     }
-    const bytes = parseMemory(request.mem);
-    const perSlot = formatMemory(bytes / (extraPe === 'range' ? 1 : peSlots));
-    if (/vmem$/.test(config.mem_resource) && bytes < RUNNER_ADDRESS_SPACE) {
+    const mem = formatSize(request.memMb);
+    const perSlot = memoryPerSlot(request.memMb, extraPe === 'range' ? 1 : peSlots);
+    if (/vmem$/.test(config.mem_resource) && request.memMb < RUNNER_ADDRESS_SPACE_MIB) {
       warnings.push(
-        `--mem ${request.mem} as ${config.mem_resource} limits address space, and each element's runner (Node) needs about 1.5G of it: ask for more, or set mem_resource to a consumable that is not a limit`,
+        `--mem ${mem} as ${config.mem_resource} limits address space, and each element's runner (Node) needs about 1.5G of it: ask for more, or set mem_resource to a consumable that is not a limit`,
       );
     }
     args.push('-l', `${config.mem_resource}=${perSlot}`);
-    summary.push(`${request.mem} (${config.mem_resource}=${perSlot} per slot)`);
+    summary.push(`${mem} (${config.mem_resource}=${perSlot} per slot)`);
   }
   if (request.gpus !== undefined && request.gpus > 0) {
     if (!config.gpu_resource) {

@@ -7,6 +7,7 @@ import type { CancelRequest } from '../../runner/group.js';
 import { writeFileAtomic } from '../../runner/group.js';
 import { isProcessAlive, shortHostname } from '../../runner/proc.js';
 import type { Backend } from '../backend.js';
+import { settleDeadRunner } from './dead-runner.js';
 
 /** The local backend's handles: the runner process running the launch. */
 export interface LocalHandles {
@@ -49,15 +50,7 @@ export const localBackend: Backend = {
   name: 'local',
   reconcile(ledger: Ledger, launch: LaunchRow): void {
     if (runnerAlive(launch)) return;
-    const h = handles(launch)!;
-    markUnfinished(
-      ledger,
-      launch.job_id,
-      launch.id,
-      'all',
-      'lost',
-      `runner process ${h.pid} ended without a record of it`,
-    );
+    settleDeadRunner(ledger, launch, handles(launch)!.pid);
   },
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
     if (runnerAlive(launch)) requestCancel(launch, tasks);

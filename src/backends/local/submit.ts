@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Progress } from '../../cli/progress.js';
 import { self } from '../../cli/self.js';
@@ -10,50 +11,81 @@ import { processStartTime, shortHostname } from '../../runner/proc.js';
 import { Runner, type RunnerSummary } from '../../runner/runner.js';
 import type { LocalHandles } from './local.js';
 
+/** Signals that stop a foreground launch: Ctrl-C, `kill`, and the terminal going away. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The exit code of a process that stops because of `signal` (128 + its number, as shells report it). */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (os.constants.signals[signal] ?? 15);
+}
+
+/** This process as the runner of a local launch: what a foreground launch records when it makes the launch. */
+export function thisProcessHandles(): LocalHandles {
+  return { host: shortHostname(), pid: process.pid, pid_start: processStartTime(process.pid) };
+}
+
 /**
- * Run a local launch in the foreground: this process is the runner. SIGINT/SIGTERM cancel the tasks (TERM,
- * then KILL after the grace period) and they are recorded `cancelled`; a second signal exits at once.
+ * Run a local launch in the foreground: this process is the runner. SIGINT, SIGTERM and SIGHUP cancel the
+ * tasks (TERM, then KILL after the grace period) and they are recorded `cancelled`; a second signal kills them
+ * at once (still recorded `cancelled`), a third exits without waiting for their records.
  */
 export async function runForeground(
   ledger: Ledger,
   groupFile: GroupFile,
   options: { progress: boolean },
 ): Promise<{ summary: RunnerSummary; interrupted: NodeJS.Signals | null }> {
-  const handles: LocalHandles = {
-    host: shortHostname(),
-    pid: process.pid,
-    pid_start: processStartTime(process.pid),
-  };
-  setLaunchHandles(ledger, groupFile.launch, handles);
-  const progress = options.progress ? new Progress(groupFile.tasks.length, groupFile.job) : undefined;
+  setLaunchHandles(ledger, groupFile.launch, thisProcessHandles());
+  let progress = options.progress ? new Progress(groupFile.tasks.length, groupFile.job) : undefined;
   const runner = new Runner(groupFile, {
     onStart: () => progress?.started(),
     onEnd: (task, attempt, state, exitCode, willRetry) =>
       progress?.ended(task, attempt, state, exitCode, willRetry),
   });
   let interrupted: NodeJS.Signals | null = null;
+  let signals = 0;
+  // A terminal that went away fails every write: no reason to stop the run over it.
+  const ignore = () => {};
+  process.stderr.on('error', ignore);
+  const say = (text: string) => {
+    try {
+      process.stderr.write(text);
+    } catch {
+      // no terminal any more
+    }
+  };
   const onSignal = (sig: NodeJS.Signals) => {
-    if (interrupted) process.exit(128 + (sig === 'SIGINT' ? 2 : 15));
-    interrupted = sig;
-    process.stderr.write(`\ndrover: ${sig}: stopping the running tasks (again to quit at once)\n`);
-    runner.cancel('all');
+    signals++;
+    if (sig === 'SIGHUP') progress = undefined;
+    if (signals === 1) {
+      interrupted = sig;
+      say(`\ndrover: ${sig}: stopping the running tasks (again to kill them at once)\n`);
+      runner.cancel('all');
+    } else if (signals === 2) {
+      say(`drover: ${sig}: killing the running tasks (again to quit without recording them)\n`);
+      runner.abort();
+    } else {
+      process.exit(signalExitCode(interrupted ?? sig));
+    }
   };
   const onUsr1 = () => runner.checkCancelRequests();
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   process.on('SIGUSR1', onUsr1);
   try {
     const summary = await runner.run();
     return { summary, interrupted };
   } finally {
     progress?.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
     process.off('SIGUSR1', onUsr1);
+    process.stderr.off('error', ignore);
   }
 }
 
-/** Start the runner as a detached background process; returns its handles. Its own output goes to runner.log. */
+/**
+ * Start the runner as a detached background process; returns its handles. Its own output goes to runner.log.
+ * It starts its tasks only once the ledger knows it (`go` on its stdin): if this process dies before that, the
+ * runner ends without running anything, so no task runs that the ledger cannot see.
+ */
 export function runDetached(
   ledger: Ledger,
   groupPath: string,
@@ -61,18 +93,20 @@ export function runDetached(
   launchDir: string,
 ): LocalHandles {
   const log = fs.openSync(path.join(launchDir, 'runner.log'), 'a');
-  const child = spawn(process.execPath, [self.bin, 'runner', groupPath], {
+  const child = spawn(process.execPath, [self.bin, 'runner', groupPath, '--wait-for-go'], {
     detached: true,
-    stdio: ['ignore', log, log],
+    stdio: ['pipe', log, log],
     cwd: groupFile.cwd,
   });
   fs.closeSync(log);
-  child.unref();
   const handles: LocalHandles = {
     host: shortHostname(),
     pid: child.pid!,
     pid_start: processStartTime(child.pid!),
   };
   setLaunchHandles(ledger, groupFile.launch, handles);
+  child.stdin!.on('error', () => {});
+  child.stdin!.end('go\n');
+  child.unref();
   return handles;
 }

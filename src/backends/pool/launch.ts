@@ -8,7 +8,7 @@ import { STATES } from '../../ledger/states.js';
 import { type ApiClient, ApiError } from '../../protocol/client.js';
 import type { CreateLaunchRequest, LaunchCreated, LaunchProgress } from '../../protocol/messages.js';
 import { validateJobname } from '../../sweep/index.js';
-import { parseDuration } from '../../util/duration.js';
+import { formatSize } from '../../util/size.js';
 import { apiError, call, connect } from './client.js';
 import { readServerInfo } from './server-info.js';
 
@@ -18,9 +18,6 @@ export interface PoolLaunchOptions {
   numJobs?: number;
   follow?: boolean;
 }
-
-/** Most tasks of one `--num-jobs` launch (the API's limit). */
-const MAX_NUM_JOBS = 10_000_000;
 
 function check(opts: LaunchOptions & PoolLaunchOptions, extraArgs: string[]): void {
   if (opts.backend !== 'local')
@@ -50,11 +47,6 @@ function check(opts: LaunchOptions & PoolLaunchOptions, extraArgs: string[]): vo
     throw usageError("--command '' is empty: give the command to run");
   if (opts.numJobs !== undefined && opts.command === undefined)
     throw usageError('--num-jobs needs --command CMD');
-  if (opts.numJobs !== undefined && opts.numJobs > MAX_NUM_JOBS) {
-    throw usageError(
-      `--num-jobs ${opts.numJobs} is more than one launch may have: give at most ${MAX_NUM_JOBS.toLocaleString('en-US')} (split it into several launches)`,
-    );
-  }
   if (opts.command !== undefined && (opts.tasklist || opts.failed || opts.unfinished)) {
     throw usageError('--command makes a new job: --tasklist, --failed and --unfinished are for --jobname');
   }
@@ -83,12 +75,10 @@ export async function launchOnPool(
     ...(opts.command !== undefined ? { command: opts.command, num_jobs: opts.numJobs ?? 1 } : {}),
     ...(opts.cpus !== undefined ? { cpus: opts.cpus } : {}),
     ...(gpus !== undefined ? { gpus } : {}),
-    ...(opts.mem !== undefined ? { mem: opts.mem } : {}),
+    ...(opts.mem !== undefined ? { mem: formatSize(opts.mem) } : {}),
     retries: opts.retries,
     retry_delay: opts.retryDelay,
-    ...(opts.taskTimeout !== undefined
-      ? { task_timeout: parseDuration(opts.taskTimeout, '--task-timeout') }
-      : {}),
+    ...(opts.taskTimeout !== undefined ? { task_timeout: opts.taskTimeout } : {}),
     kill_grace: opts.killGrace,
     cwd: process.cwd(),
     ...(opts.venv !== undefined

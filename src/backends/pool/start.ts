@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
 import { isProcessAlive, processStartTime, shortHostname } from '../../runner/proc.js';
+import { parseSize } from '../../util/size.js';
 import { shellQuote } from '../cluster/wrapper.js';
 
 /**
@@ -103,11 +104,9 @@ function startLocal(s: WorkerSpec, count: number): WorkerHandle[] {
   return out;
 }
 
+/** MiB of a --mem text, in drover's one size grammar (util/size.ts); a usage error when it is not one. */
 function memMb(mem: string): number {
-  const m = /^(\d+(?:\.\d+)?)([KMGT]?)B?$/i.exec(mem.trim());
-  if (!m) throw new DroverError('usage', `--mem '${mem}' is not a size: give e.g. 4G or 500M`);
-  const f = { '': 1 / 1024 / 1024, K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 }[m[2]!.toUpperCase()] ?? 1;
-  return Math.ceil(Number(m[1]) * f);
+  return parseSize(mem, '--mem');
 }
 
 /** Memory text (e.g. `4G`) in MiB, or 0 when not given. */

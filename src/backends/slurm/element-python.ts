@@ -89,7 +89,8 @@ os.environ['DROVER_JOBNAME'] = C['job']
 os.environ['DROVER_LAUNCH'] = str(C['launch'])
 host = os.uname().nodename.split('.')[0]
 name = 'g%s.%s.%d' % (key, host, os.getpid())
-slots, k = C['slots'], C['gpusPerTask']
+# Never more slots than the element has tasks: a slot is an entry in the free list.
+slots, k = max(1, min(C['slots'], len(tasks))), C['gpusPerTask']
 slot_gpus = {}
 if k > 0:
     visible = [g for g in os.environ.get('CUDA_VISIBLE_DEVICES', '').split(',') if g != '']
@@ -223,10 +224,6 @@ def ended(pid, status):
     if reason:
         r['reason'] = reason
     rec(**r)
-    try:
-        os.killpg(pid, signal.SIGKILL)  # what a stopped task left behind in its group goes too
-    except OSError:
-        pass
 
 def skip(id):
     global all_ok

@@ -48,7 +48,7 @@ function tableLine(t: GroupTask): string {
  */
 export function elementTable(tasks: readonly GroupTask[], tasksPerNode: number): string {
   if (tasksPerNode > 1) return `${tasks.map(tableLine).join('\n')}\n`;
-  const max = Math.max(0, ...tasks.map((t) => t.id));
+  const max = tasks.reduce((m, t) => Math.max(m, t.id), 0);
   const lines: string[] = new Array(max).fill('');
   for (const t of tasks) lines[t.id - 1] = tableLine(t);
   return `${lines.join('\n')}\n`;
@@ -120,8 +120,10 @@ export DROVER_JOBNAME=${q(s.job)} DROVER_LAUNCH=${s.launch}
 exec {record_fd}>>"$record" # one open file: each record is one append
 rec() { printf '%s\\n' "$1" >&"$record_fd"; }
 
-# Slots, and the GPUs of each when tasks need some (from the element's CUDA_VISIBLE_DEVICES).
+# Slots, and the GPUs of each when tasks need some (from the element's CUDA_VISIBLE_DEVICES). Never more slots
+# than the element has tasks: they would cost a loop turn each and never run anything.
 slots=${s.maxTasks ?? 1}
+((slots > \${#lines[@]} && \${#lines[@]} > 0)) && slots=\${#lines[@]}
 k=${s.gpusPerTask ?? 0}
 slot_gpus=()
 if ((k > 0)); then
@@ -166,15 +168,32 @@ read_cancels() {
 }
 is_cancelled() { [[ -n $cancel_all || -n \${cancelled[$1]:-} ]]; }
 
-declare -A t_id=() t_attempt=() t_slot=() t_stop=()
-killers=()
+declare -A t_id=() t_attempt=() t_slot=() t_stop=() t_killer=()
 running=0
 all_ok=1
+# A pid is only a task's while bash has not handed it to a newer child: bash reaps children as they end and
+# forgets a stored status when the kernel gives its pid to a new child. A new child with the pid of a task not
+# yet ended here means that task ended unseen, its status lost.
+forked() { # PID
+  [[ -n \${t_id[$1]:-} ]] && reused=1 end_task "$1"
+  return 0
+}
 stop_task() { # PID WHY: SIGTERM to its process group, SIGKILL after the grace period
+  local st
   t_stop[$1]=$2
   kill -TERM -- "-$1" 2>/dev/null
-  (sleep ${s.killGrace} && kill -KILL -- "-$1" 2>/dev/null) &
-  killers+=($!)
+  # The killer checks that the group's leader is still this task (its start time) before it kills: once the
+  # task ended, its pid may be another process's. A group whose leader ended is killed by end_task.
+  read -r st <"/proc/$1/stat" 2>/dev/null || return 0
+  st=\${st##*) } && read -ra st <<<"$st"
+  (
+    sleep ${s.killGrace}
+    read -r now <"/proc/$1/stat" 2>/dev/null || exit 0
+    now=\${now##*) } && read -ra now <<<"$now"
+    [[ \${now[19]} == "\${st[19]}" ]] && kill -KILL -- "-$1" 2>/dev/null
+  ) &
+  forked $!
+  t_killer[$1]=$!
 }
 start_task() { # LINE
   local line=$1 attempt id mode slot pid gpus=null
@@ -198,11 +217,15 @@ start_task() { # LINE
   fi
   pid=$!
   set +m
+  forked "$pid"
   t_id[$pid]=$id t_attempt[$pid]=$attempt t_slot[$pid]=$slot t_stop[$pid]=
   running=$((running + 1))
   rec "{\\"type\\":\\"start\\",\\"task\\":$id,\\"attempt\\":$attempt,\\"at\\":\${EPOCHREALTIME/,/.},\\"pid\\":$pid,\\"slot\\":$slot,\\"gpus\\":$gpus,\\"host\\":\\"$host\\",\\"out\\":$log_json$id.$attempt.out\\",\\"err\\":$log_json$id.$attempt.err\\"}"
 }
 end_task() { # PID [STATUS] (none: bash lost it, which happens to a child that ends while a trap runs)
+  # First, what the task left in its process group ends with it: its members keep the group's id from being
+  # reused, and with none left the pid was freed only the moment bash reaped the task.
+  [[ -n \${reused:-} ]] || kill -KILL -- "-$1" 2>/dev/null
   local pid=$1 status=\${2:-} state=failed exit_code=\${2:-null} signal=null reason= name
   if [[ ! $status =~ ^[0-9]+$ ]]; then
     state=killed exit_code=null reason=',"reason":"its exit status is unknown"'
@@ -217,8 +240,9 @@ end_task() { # PID [STATUS] (none: bash lost it, which happens to a child that e
   esac
   [[ $state == succeeded ]] || all_ok=
   rec "{\\"type\\":\\"end\\",\\"task\\":\${t_id[$pid]},\\"attempt\\":\${t_attempt[$pid]},\\"at\\":\${EPOCHREALTIME/,/.},\\"state\\":\\"$state\\",\\"exit_code\\":$exit_code,\\"signal\\":$signal$reason}"
+  [[ -n \${t_killer[$pid]:-} ]] && kill "\${t_killer[$pid]}" 2>/dev/null
   free+=("\${t_slot[$pid]}")
-  unset "t_id[$pid]" "t_attempt[$pid]" "t_slot[$pid]" "t_stop[$pid]"
+  unset "t_id[$pid]" "t_attempt[$pid]" "t_slot[$pid]" "t_stop[$pid]" "t_killer[$pid]"
   running=$((running - 1))
 }
 skip_task() { # ID: cancelled before it started
@@ -264,26 +288,30 @@ while :; do
   ((running > 0)) || break
   if ((n > 1)) && [[ -z $timer ]]; then
     sleep 2 &
+    forked $!
     timer=$!
   fi
   done_pid=
   wait -n -p done_pid "\${!t_id[@]}" \${timer:+"$timer"} 2>/dev/null
   status=$?
+  # wait -p names the child whose own status it returns (bash reports ends only: job control is off here).
   if [[ -n \${done_pid:-} && \${done_pid} == "$timer" ]]; then
     timer=
-  elif [[ -n \${done_pid:-} && -n \${t_id[$done_pid]:-} ]] && ! kill -0 "$done_pid" 2>/dev/null; then
-    end_task "$done_pid" "$status" # (still there: it was only stopped or continued, e.g. SIGCONT from Slurm)
+  elif [[ -n \${done_pid:-} && -n \${t_id[$done_pid]:-} ]]; then
+    end_task "$done_pid" "$status"
   fi
-  # Tasks that ended unseen: bash loses the status of a child that ends while a trap (TERM) runs.
+  # Tasks that ended unseen (bash loses the status of a child that ends while a trap runs): gone, so reaped.
+  # wait PID (not -n: bash may have moved it from its jobs to its saved statuses) says what bash kept, and -p
+  # tells a kept 127 (a task's own "command not found") from the 127 bash gives for a pid it does not know.
   for pid in "\${!t_id[@]}"; do
     kill -0 "$pid" 2>/dev/null && continue
-    wait "$pid" 2>/dev/null
+    done_pid=
+    wait -p done_pid "$pid" 2>/dev/null
     status=$?
-    if ((status == 127)); then end_task "$pid"; else end_task "$pid" "$status"; fi
+    if [[ -n \${done_pid:-} ]] || ((status != 127)); then end_task "$pid" "$status"; else end_task "$pid"; fi
   done
 done
 [[ -n $timer ]] && kill "$timer" 2>/dev/null
-((\${#killers[@]} > 0)) && kill "\${killers[@]}" 2>/dev/null
 end_reason=done
 [[ -n $cancel_all ]] && end_reason=cancelled
 rec "{\\"type\\":\\"runner-end\\",\\"at\\":\${EPOCHREALTIME/,/.},\\"reason\\":\\"$end_reason\\"}"

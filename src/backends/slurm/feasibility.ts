@@ -1,4 +1,5 @@
 import { formatClock } from '../../util/duration.js';
+import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
 import { slurmSync } from './commands.js';
 
@@ -64,14 +65,6 @@ export function parseNodes(text: string): NodeInfo[] {
   return nodes;
 }
 
-/** Memory in MB from a Slurm size (`500M`, `4G`, `1T`; a bare number is MB). */
-export function memMb(mem: string): number {
-  const m = /^(\d+)([KMGT]?)$/i.exec(mem);
-  if (!m) return 0;
-  const unit = m[2]!.toUpperCase() as '' | 'K' | 'M' | 'G' | 'T';
-  return Number(m[1]) * { '': 1, K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 }[unit];
-}
-
 /**
  * Requests no node of the target partition(s) can ever satisfy: Slurm accepts some of them and lets the
  * elements pend forever, so drover warns. Pure: give it sinfo's nodes.
@@ -90,8 +83,10 @@ export function infeasible(req: LaunchRequest, nodes: readonly NodeInfo[]): stri
   if (req.gpus !== undefined && req.gpus > 0 && req.gpus > max((n) => n.gpus)) {
     out.push(`--gpus ${req.gpus}: no node of ${where} has more than ${max((n) => n.gpus)} GPUs; ${pend}`);
   }
-  if (req.mem !== undefined && memMb(req.mem) > max((n) => n.memMb)) {
-    out.push(`--mem ${req.mem}: no node of ${where} has more than ${max((n) => n.memMb)} MB; ${pend}`);
+  if (req.memMb !== undefined && req.memMb > max((n) => n.memMb)) {
+    out.push(
+      `--mem ${formatSize(req.memMb)}: no node of ${where} has more than ${max((n) => n.memMb)} MB; ${pend}`,
+    );
   }
   const limits = inScope.map((n) => n.timeLimit);
   if (req.duration !== undefined && limits.every((l) => l !== undefined)) {
@@ -110,7 +105,7 @@ export function feasibilityWarnings(req: LaunchRequest): string[] {
   if (
     req.cpus === undefined &&
     req.gpus === undefined &&
-    req.mem === undefined &&
+    req.memMb === undefined &&
     req.duration === undefined
   ) {
     return [];

@@ -1,19 +1,15 @@
 import { DroverError, usageError } from '../../errors.js';
 import { formatBlocks } from '../../tasklist/tasklist.js';
+import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
 import type { Submission } from '../cluster/plan.js';
 import { lastErrorLine, type SlurmRun } from './commands.js';
 
-/** Slurm's --mem: a whole number with an optional K, M, G or T unit. */
-const MEM = /^[1-9][0-9]*[KMGT]?$/i;
 /** --after: job ids (optionally array elements) separated by commas or colons. */
 const AFTER = /^[0-9]+(_[0-9]+)?([,:][0-9]+(_[0-9]+)?)*$/;
 
 /** Refuse requests sbatch would misread, before anything is written or submitted. */
 export function checkSlurmRequest(req: LaunchRequest): void {
-  if (req.mem !== undefined && !MEM.test(req.mem)) {
-    throw usageError(`--mem '${req.mem}' is not a Slurm memory size: write e.g. 500M, 4G or 1T`);
-  }
   if (req.after !== undefined && !AFTER.test(req.after)) {
     throw usageError(`--after '${req.after}' is not a Slurm job id: give e.g. 1234 or 1234,1240`);
   }
@@ -34,7 +30,7 @@ export function sbatchCommonArgs(req: LaunchRequest, jobname: string, outPattern
   const args = [`--job-name=${jobname}`, `--output=${outPattern}`];
   if (req.cpus !== undefined) args.push(`--cpus-per-task=${req.cpus}`);
   if (req.gpus !== undefined && req.gpus > 0) args.push(`--gres=gpu:${req.gpus}`);
-  if (req.mem !== undefined) args.push(`--mem=${req.mem.toUpperCase()}`);
+  if (req.memMb !== undefined) args.push(`--mem=${formatSize(req.memMb, 'T')}`);
   if (req.duration !== undefined) args.push(`--time=${slurmMinutes(req.duration)}`);
   if (req.partition !== undefined) args.push(`--partition=${req.partition}`);
   if (req.account !== undefined) args.push(`--account=${req.account}`);

@@ -3,8 +3,7 @@ import { test } from 'node:test';
 import type { LaunchRequest } from '../../../src/backends/backend.js';
 import {
   elementResources,
-  formatMemory,
-  parseMemory,
+  memoryPerSlot,
   sanitizeJobName,
 } from '../../../src/backends/gridengine/options.js';
 import { DroverError } from '../../../src/errors.js';
@@ -31,18 +30,16 @@ test('job names become what Grid Engine accepts', () => {
   assert.equal(sanitizeJobName('x'.repeat(300)).length, 100);
 });
 
-test('memory sizes parse in binary units and format for Grid Engine', () => {
-  assert.equal(parseMemory('4G'), 4 * 2 ** 30);
-  assert.equal(parseMemory('512m'), 512 * 2 ** 20);
-  assert.equal(parseMemory('1.5GiB'), 1.5 * 2 ** 30);
-  assert.equal(formatMemory(4 * 2 ** 30), '4G');
-  assert.equal(formatMemory((4 * 2 ** 30) / 3), '1366M');
-  usage(() => parseMemory('lots'), /--mem 'lots'/);
+test('memory per slot is rounded up to whole MiB, in G when exact', () => {
+  assert.equal(memoryPerSlot(4096, 1), '4G');
+  assert.equal(memoryPerSlot(4096, 3), '1366M');
+  assert.equal(memoryPerSlot(1536, 1), '1536M');
+  assert.equal(memoryPerSlot(2 ** 30, 1), '1048576G');
 });
 
 test('one task per element: --cpus is a PE, the runner has one slot, limits map to qsub options', () => {
   const r = elementResources(
-    req({ cpus: 4, mem: '8G', gpus: 1, duration: 90, maxTasks: 5, after: '77', account: 'lab' }),
+    req({ cpus: 4, memMb: 8192, gpus: 1, duration: 90, maxTasks: 5, after: '77', account: 'lab' }),
     { pe: 'threads', mem_resource: 'h_vmem', gpu_resource: 'gpu', queue: 'short.q' },
   );
   assert.deepEqual(r.args, [
@@ -86,7 +83,7 @@ test('packed: M slots of C cpus each; GPUs for every slot; NSLOTS from a -pe aft
 });
 
 test('--mem and --gpus without a resource name say which config key to set', () => {
-  usage(() => elementResources(req({ mem: '4G' }), {}), /drover config --write gridengine mem_resource/);
+  usage(() => elementResources(req({ memMb: 4096 }), {}), /drover config --write gridengine mem_resource/);
   usage(() => elementResources(req({ gpus: 1 }), {}), /drover config --write gridengine gpu_resource/);
 });
 
@@ -103,8 +100,8 @@ test('requests Grid Engine cannot take as asked are usage errors', () => {
 });
 
 test('a small address-space limit (h_vmem) warns that the runner needs more', () => {
-  const r = elementResources(req({ mem: '512M' }), { mem_resource: 'h_vmem' });
+  const r = elementResources(req({ memMb: 512 }), { mem_resource: 'h_vmem' });
   assert.equal(r.warnings.length, 1);
   assert.match(r.warnings[0]!, /h_vmem/);
-  assert.deepEqual(elementResources(req({ mem: '512M' }), { mem_resource: 'mem_free' }).warnings, []);
+  assert.deepEqual(elementResources(req({ memMb: 512 }), { mem_resource: 'mem_free' }).warnings, []);
 });

@@ -95,7 +95,7 @@ test('requests no node of the partition can satisfy are warned about; feasible o
   const [cpus] = infeasible({ tasksPerNode: 1, extraArgs: [], cpus: 999 }, nodes);
   assert.match(cpus!, /--cpus 999: no node of the default partition \(debug\) has more than 32 CPUs/);
   const short = infeasible(
-    { tasksPerNode: 1, extraArgs: [], partition: 'short', gpus: 4, mem: '2G', duration: 3600 },
+    { tasksPerNode: 1, extraArgs: [], partition: 'short', gpus: 4, memMb: 2048, duration: 3600 },
     nodes,
   );
   assert.equal(short.length, 3);

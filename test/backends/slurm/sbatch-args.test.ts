@@ -24,7 +24,7 @@ test('every resource flag becomes its sbatch option; nothing is asked for when n
     ...base,
     cpus: 4,
     gpus: 2,
-    mem: '4g',
+    memMb: 4096,
     duration: 90,
     partition: 'gpu',
     account: 'lab',
@@ -78,7 +78,6 @@ test('the array spec carries the %N throttle, extra arguments come just before t
 
 test('requests sbatch would misread are usage errors before anything is submitted', () => {
   for (const [req, re] of [
-    [{ ...base, mem: '4 GB' }, /--mem '4 GB'/],
     [{ ...base, after: 'job12' }, /--after 'job12'/],
     [{ ...base, maxTasksPerNode: 4 }, /--max-tasks-per-node needs --tasks-per-node/],
   ] as const) {
@@ -87,7 +86,16 @@ test('requests sbatch would misread are usage errors before anything is submitte
       (e: Error & { code?: string }) => e.code === 'usage' && re.test(e.message),
     );
   }
-  checkSlurmRequest({ ...base, mem: '500M', after: '12', tasksPerNode: 10, maxTasksPerNode: 2 });
+  checkSlurmRequest({ ...base, memMb: 500, after: '12', tasksPerNode: 10, maxTasksPerNode: 2 });
+});
+
+test('--mem in MiB becomes sbatch --mem in the largest exact unit Slurm knows (M, G, T)', () => {
+  const mem = (memMb: number) => sbatchCommonArgs({ ...base, memMb }, 'J', 'o').slice(2);
+  assert.deepEqual(mem(500), ['--mem=500M']);
+  assert.deepEqual(mem(1536), ['--mem=1536M']);
+  assert.deepEqual(mem(4096), ['--mem=4G']);
+  assert.deepEqual(mem(2 * 1024 ** 2), ['--mem=2T']);
+  assert.deepEqual(mem(1024 ** 3), ['--mem=1024T']);
 });
 
 test('the job id of sbatch --parsable, with or without a cluster name', () => {

@@ -1,0 +1,143 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ingestLaunch } from '../../ledger/ingest.js';
+import type { LaunchRow } from '../../ledger/launches.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import { markUnfinished, recordStart } from '../../ledger/transitions.js';
+import type { LaunchFile } from '../../runner/group.js';
+import { processStartedAt, shortHostname } from '../../runner/proc.js';
+import type { StartRecord } from '../../runner/records.js';
+import { killAndWait, recordedProcess, type TaskProcess, taskProcesses } from './leftovers.js';
+
+/** A task the dead runner left unfinished in the ledger, and what is known of it on this host. */
+export interface Unfinished {
+  task: number;
+  state: 'queued' | 'running';
+  /** A queued task that did start (a process of it, or its log file, exists): its attempt number. */
+  startedAttempt?: number;
+  /** A process of it still runs after the attempt to stop it. */
+  alive: boolean;
+}
+
+/** What becomes of each unfinished task of a launch whose runner is gone. */
+export interface DeadRunnerVerdict {
+  /** Started, and every process of it is gone: `lost`. */
+  lost: number[];
+  /** Never started: `cancelled` (its launch ended before it ran, as a cancel of a queued task records). */
+  cancelled: number[];
+  /** A process of it runs and could not be stopped: it stays `running` (never `lost` while alive). */
+  running: number[];
+}
+
+/**
+ * Decide the fate of the unfinished tasks of a launch whose runner is gone (pure: the facts are gathered by
+ * settleDeadRunner). `lost` means no process of the attempt is alive (DESIGN.md, invariant 2); a task with no
+ * attempt in the launch cannot be lost.
+ */
+export function deadRunnerVerdict(tasks: readonly Unfinished[]): DeadRunnerVerdict {
+  const v: DeadRunnerVerdict = { lost: [], cancelled: [], running: [] };
+  for (const t of tasks) {
+    const started = t.state === 'running' || t.startedAttempt !== undefined;
+    if (!started) v.cancelled.push(t.task);
+    else if (t.alive) v.running.push(t.task);
+    else v.lost.push(t.task);
+  }
+  return v;
+}
+
+/** The folder of a launch's logs, from its launch file (undefined if it was never written). */
+function logDirOf(launch: LaunchRow): string | undefined {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(launch.dir, 'launch.json'), 'utf8')) as LaunchFile).logDir;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A local launch's runner is gone without finishing (SIGKILL, a crash, its process group killed). Stop every
+ * process its tasks left (found by recorded pid and by environment, so also tasks whose start record was lost
+ * with the runner), wait for them to be gone, and record each unfinished task: `lost` if it started, `cancelled`
+ * if it never did, still `running` if a process of it could not be stopped. Called inside a write transaction.
+ */
+export function settleDeadRunner(ledger: Ledger, launch: LaunchRow, runnerPid: number): void {
+  // Records the runner wrote after the last ingest and before it died.
+  ingestLaunch(ledger, launch);
+  const rows = ledger
+    .stmt(
+      `SELECT lt.task_id AS task, lt.state, t.attempts FROM launch_tasks lt JOIN tasks t ON t.job_id = ? AND t.id = lt.task_id
+       WHERE lt.launch_id = ? AND lt.state IN ('queued', 'running')`,
+    )
+    .all(launch.job_id, launch.id) as { task: number; state: 'queued' | 'running'; attempts: number }[];
+  const recorded = ledger
+    .stmt(
+      `SELECT task_id AS task, pid, started_at FROM attempts
+       WHERE launch_id = ? AND state = 'running' AND ended_at IS NULL AND pid > 0`,
+    )
+    .all(launch.id) as { task: number; pid: number; started_at: number }[];
+  // Every process of the launch goes: those of unfinished tasks, and any a finished task left outside its group.
+  const found: TaskProcess[] = taskProcesses(new Set([launch.dir]));
+  for (const r of recorded) {
+    const p = recordedProcess(r.task, r.pid, r.started_at);
+    if (p) found.push(p);
+  }
+  if (rows.length === 0 && found.length === 0) return;
+  const alive = new Set(killAndWait(found).map((p) => p.task));
+  const attemptSeen = new Map<number, TaskProcess>();
+  for (const p of found) if (p.attempt > 0) attemptSeen.set(p.task, p);
+
+  let logDir: string | undefined | null = null;
+  const unfinished: Unfinished[] = rows.map((r) => {
+    const u: Unfinished = { task: r.task, state: r.state, alive: alive.has(r.task) };
+    if (r.state !== 'queued') return u;
+    const seen = attemptSeen.get(r.task);
+    const attempt = seen?.attempt ?? r.attempts + 1;
+    if (logDir === null) logDir = logDirOf(launch);
+    const out = logDir && path.join(logDir, `${r.task}.${attempt}.out`);
+    const logged = out ? fileTime(out) : undefined;
+    if (seen || logged !== undefined) {
+      u.startedAttempt = attempt;
+      const start: StartRecord = {
+        type: 'start',
+        task: r.task,
+        attempt,
+        at: (seen && processStartedAt(seen.pid)) || logged || Date.now() / 1000,
+        pid: seen?.pid ?? 0,
+        slot: -1,
+        gpus: null,
+        host: shortHostname(),
+        out: out || '',
+        err: out ? out.replace(/\.out$/, '.err') : '',
+      };
+      recordStart(ledger, launch.job_id, launch.id, start);
+    }
+    return u;
+  });
+  const v = deadRunnerVerdict(unfinished);
+  markUnfinished(
+    ledger,
+    launch.job_id,
+    launch.id,
+    v.lost,
+    'lost',
+    `runner process ${runnerPid} ended without a record of it`,
+  );
+  markUnfinished(
+    ledger,
+    launch.job_id,
+    launch.id,
+    v.cancelled,
+    'cancelled',
+    `runner process ${runnerPid} ended before starting it`,
+  );
+}
+
+/** When a file was made (Unix seconds; its last write where the file system keeps no birth time), or undefined. */
+function fileTime(file: string): number | undefined {
+  try {
+    const st = fs.statSync(file);
+    return (st.birthtimeMs || st.mtimeMs) / 1000;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,92 @@
+import type { Ledger } from './ledger.js';
+import type { State } from './states.js';
+
+/**
+ * The rows of `drover list`'s table, straight from SQLite: the column widths in one aggregate query, then the
+ * rows as arrays a chunk of ids at a time, so a 100,000-task job is printed without holding its rows.
+ */
+
+/** Which of a job's tasks to show. */
+export interface TaskFilter {
+  ids?: readonly number[];
+  states?: readonly State[];
+}
+
+/** One row: id, state, exit code, attempts, tag, command. */
+export type TableRow = [number, State, number | null, number, string, string];
+
+/** Widest text of each short column, and the tags that are not plain printable ASCII (measured by the caller). */
+export interface ColumnWidths {
+  id: number;
+  state: number;
+  exit: number;
+  attempts: number;
+  /** Widest tag made of printable ASCII only (one column per character). */
+  asciiTag: number;
+  /** Tags with other characters (wide, combining, control): their display width is the caller's to measure. */
+  otherTags: string[];
+}
+
+function where(filter: TaskFilter): { sql: string; args: string[] } {
+  return {
+    sql: [
+      'job_id = ?',
+      ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
+      ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
+    ].join(' AND '),
+    args: [
+      ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
+      ...(filter.states ? [JSON.stringify(filter.states)] : []),
+    ],
+  };
+}
+
+/** A tag made only of printable ASCII (GLOB: no character outside space..tilde). */
+const PLAIN_TAG = "tag NOT GLOB '*[^ -~]*'";
+
+/** The column widths of a job's rows (one aggregate query; the tags that are not plain ASCII, listed). */
+export function columnWidths(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ColumnWidths {
+  const w = where(filter);
+  const r = ledger
+    .stmt(
+      `SELECT max(length(id)) AS id, max(length(state)) AS state, max(length(coalesce(exit_code, '-'))) AS exit,
+       max(length(tries)) AS attempts, max(CASE WHEN ${PLAIN_TAG} THEN length(tag) ELSE 0 END) AS asciiTag
+       FROM tasks WHERE ${w.sql}`,
+    )
+    .get(jobId, ...w.args) as Omit<ColumnWidths, 'otherTags'>;
+  const otherTags = ledger
+    .stmt(`SELECT DISTINCT tag FROM tasks WHERE ${w.sql} AND NOT (${PLAIN_TAG})`)
+    .pluck()
+    .all(jobId, ...w.args) as string[];
+  return {
+    id: r.id ?? 0,
+    state: r.state ?? 0,
+    exit: r.exit ?? 0,
+    attempts: r.attempts ?? 0,
+    asciiTag: r.asciiTag ?? 0,
+    otherTags,
+  };
+}
+
+/** A job's rows in id order, `size` at a time (by key: whatever ids the job has). */
+export function* tableRows(
+  ledger: Ledger,
+  jobId: number,
+  filter: TaskFilter = {},
+  size = 10_000,
+): Generator<TableRow[]> {
+  const w = where(filter);
+  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
+  const stmt = ledger
+    .stmt(
+      `SELECT id, state, exit_code, tries, tag, command FROM tasks WHERE ${w.sql} AND id > ? ORDER BY id LIMIT ?`,
+    )
+    .raw(true);
+  let after = 0;
+  for (;;) {
+    const rows = stmt.all(jobId, ...w.args, after, size) as TableRow[];
+    if (rows.length === 0) return;
+    after = rows[rows.length - 1]![0];
+    yield rows;
+  }
+}

@@ -1,0 +1,185 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { GUARD_NODE } from './guard-source.js';
+import { processStartTime } from './proc.js';
+import type { Slot } from './slots.js';
+import {
+  type Execution,
+  type Executor,
+  type ProcessExit,
+  type ProcessStart,
+  signalGroup,
+  slotEnv,
+  type TaskRequest,
+} from './spawner.js';
+
+interface Queued {
+  req: TaskRequest;
+  e: Execution;
+  resolveStarted(v: ProcessStart | null): void;
+  resolveExit(v: ProcessExit | null): void;
+}
+
+/**
+ * The guard (guard-source.ts): told of each task's start and end, it stops the tasks left when the runner dies.
+ * Its own session keeps it out of whatever kills the runner's process group.
+ */
+class Guard {
+  private readonly child: ChildProcess;
+  private open = true;
+  constructor(killGrace: number) {
+    this.child = spawn(process.execPath, ['-e', GUARD_NODE, String(killGrace)], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    this.child.on('error', () => {});
+    this.child.stdin!.on('error', () => {});
+  }
+  started(pid: number): void {
+    if (this.open) this.child.stdin!.write(`+${pid} ${processStartTime(pid) ?? ''}\n`);
+  }
+  ended(pid: number): void {
+    if (this.open) this.child.stdin!.write(`-${pid}\n`);
+  }
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.child.stdin!.end();
+  }
+}
+
+/**
+ * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
+ * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
+ * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
+ */
+export class NodeExecutor implements Executor {
+  private readonly queue: Queued[] = [];
+  private readonly free: Slot[];
+  private readonly running = new Map<Execution, ChildProcess>();
+  private readonly guard: Guard;
+  private closed = false;
+
+  constructor(
+    slots: readonly Slot[],
+    private readonly baseEnv: NodeJS.ProcessEnv,
+    killGrace = 5,
+  ) {
+    this.free = [...slots].reverse();
+    this.guard = new Guard(killGrace);
+  }
+
+  submit(req: TaskRequest): Execution {
+    let resolveStarted!: Queued['resolveStarted'];
+    let resolveExit!: Queued['resolveExit'];
+    const e: Execution = {
+      started: new Promise((r) => {
+        resolveStarted = r;
+      }),
+      exited: new Promise((r) => {
+        resolveExit = r;
+      }),
+    };
+    this.queue.push({ req, e, resolveStarted, resolveExit });
+    this.pump();
+    return e;
+  }
+
+  withdraw(e: Execution): void {
+    const i = this.queue.findIndex((q) => q.e === e);
+    if (i < 0) return;
+    const [q] = this.queue.splice(i, 1);
+    q!.resolveStarted(null);
+    q!.resolveExit(null);
+  }
+
+  signal(e: Execution, signal: NodeJS.Signals): void {
+    const child = this.running.get(e);
+    // Node reaps a child and sets its exit code in one callback: while both are null, its pid is its own.
+    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null)
+      signalGroup(child.pid, signal);
+  }
+
+  abort(): void {
+    for (const q of this.queue.splice(0)) {
+      q.resolveStarted(null);
+      q.resolveExit(null);
+    }
+    for (const e of this.running.keys()) this.signal(e, 'SIGKILL');
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.running.size === 0) this.guard.close();
+  }
+
+  private pump(): void {
+    while (this.free.length > 0 && this.queue.length > 0) this.start(this.queue.shift()!, this.free.pop()!);
+  }
+
+  /** Its log files cannot be opened: it ends 126 without running, as with the fork servers. */
+  private cannotLog(q: Queued, slot: Slot): void {
+    q.resolveStarted(null);
+    this.free.push(slot);
+    queueMicrotask(() => {
+      q.resolveExit({ exitCode: 126, signal: null });
+      this.pump();
+    });
+  }
+
+  private start(q: Queued, slot: Slot): void {
+    const { req } = q;
+    let out: number;
+    let err: number;
+    try {
+      out = fs.openSync(req.out, 'w');
+    } catch {
+      this.cannotLog(q, slot);
+      return;
+    }
+    try {
+      err = fs.openSync(req.err, 'w');
+    } catch {
+      fs.closeSync(out);
+      this.cannotLog(q, slot);
+      return;
+    }
+    try {
+      const child = spawn(req.argv[0]!, req.argv.slice(1), {
+        cwd: req.cwd,
+        env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
+        stdio: ['ignore', out, err],
+        detached: true,
+      });
+      const done = (v: ProcessExit) => {
+        this.free.push(slot);
+        q.resolveExit(v);
+        this.pump();
+      };
+      const pid = child.pid;
+      if (pid !== undefined) {
+        this.running.set(q.e, child);
+        this.guard.started(pid);
+        q.resolveStarted({ pid, slot: slot.index });
+        child.once('exit', (exitCode, signal) => {
+          // What it left in its group goes with it. It was reaped in this very callback: for its pid to be
+          // another group's already, the kernel's pid counter would have to wrap onto it within microseconds.
+          signalGroup(pid, 'SIGKILL');
+          this.running.delete(q.e);
+          this.guard.ended(pid);
+          if (this.closed && this.running.size === 0) this.guard.close();
+          done({ exitCode, signal });
+        });
+      } else {
+        child.once('error', (e: NodeJS.ErrnoException) => {
+          fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+          q.resolveStarted(null);
+          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null });
+        });
+      }
+    } finally {
+      fs.closeSync(out);
+      fs.closeSync(err);
+    }
+  }
+}
