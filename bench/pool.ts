@@ -6,12 +6,15 @@
  *    backend with 2 slots on the same tasks: at most 1.3×.
  * 3. The server's peak memory (VmHWM) with 100,000 queued tasks: under 300 MB.
  * 4. `drover list --jobname J --json` of a 100,000-task pool launch vs a 10-task one: at most 3×.
+ * 5. The server's peak memory while 16 workers each send a maximal report at once: under 200 MB
+ *    (pool-memory.ts).
  * The workers of 1, 3 and 4 run a setup that never ends, so nothing runs while the queue is measured.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { benchReportMemory } from './pool-memory.js';
 import { compare, notRun, type Result, side } from './result.js';
 import {
   BenchError,
@@ -303,6 +306,28 @@ function benchMemoryAndList(repeat: number): Result[] {
   }
 }
 
+/** Benchmark 5 (pool-memory.ts) in a server of its own. */
+export function benchReports(): Result[] {
+  const dir = tempDir('pool-reports');
+  const server = startServer(dir);
+  try {
+    idlePool(dir);
+    return [
+      benchReportMemory({
+        dir,
+        serverPid: server.pid,
+        launch: (n, job) => {
+          submitMs(dir, n, job);
+          waitExpanded(dir);
+        },
+      }),
+    ];
+  } finally {
+    server.stop();
+    removeDir(dir);
+  }
+}
+
 /** Run the pool benchmarks; `report` is called with each result as soon as it is known. */
 export function runPool(opts: PoolOptions, report: (r: Result) => void): Result[] {
   const all: Result[] = [];
@@ -314,6 +339,7 @@ export function runPool(opts: PoolOptions, report: (r: Result) => void): Result[
       () => benchDispatch(Math.max(1, Math.ceil(opts.repeat / 2))),
     ],
     ['memory', 'pool server memory and list', () => benchMemoryAndList(opts.repeat)],
+    ['reports', 'pool server memory under a storm of maximal reports', () => benchReports()],
   ];
   for (const [id, title, fn] of steps) {
     let results: Result[];

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { call, connect, type ServerFlags } from '../backends/pool/client.js';
 import { usageError } from '../errors.js';
+import { droverPaths } from '../paths.js';
 import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { formatSize } from '../util/size.js';
 import { note, printJson, printTable } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
-import { openWorkspace } from './workspace.js';
 
 interface CreateFlags extends ServerFlags {
   workers: number;
@@ -76,7 +76,7 @@ export function registerPool(program: Command): void {
       ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
       options,
     };
-    const api = connect(openWorkspace().paths, opts);
+    const api = connect(droverPaths(), opts);
     const p = await call<PoolStatus>(api, 'POST', '/pools', req);
     if (opts.json) printJson(p);
     else
@@ -87,11 +87,12 @@ export function registerPool(program: Command): void {
   serverOptions(
     pool
       .command('status')
-      .description('a pool’s workers: state, free slots, current tasks (every pool without a name)')
+      .description('a pool’s live workers: state, free slots, current tasks (every pool without a name)')
       .argument('[name]', 'the pool')
+      .option('--all', 'also the workers that were lost or left, with the reason')
       .option('--json', 'print JSON'),
-  ).action(async (name: string | undefined, opts: ServerFlags & { json?: boolean }) => {
-    const api = connect(openWorkspace().paths, opts);
+  ).action(async (name: string | undefined, opts: ServerFlags & { json?: boolean; all?: boolean }) => {
+    const api = connect(droverPaths(), opts);
     if (name === undefined) {
       const rows = await call<{ name: string; backend: string; state: string; workers: number }[]>(
         api,
@@ -104,23 +105,13 @@ export function registerPool(program: Command): void {
         rows.map((r) => [r.name, r.backend, r.state, r.workers]),
       );
     }
-    const p = await call<PoolStatus>(api, 'GET', `/pools/${encodeURIComponent(name)}`);
+    const p = await call<PoolStatus>(
+      api,
+      'GET',
+      `/pools/${encodeURIComponent(name)}${opts.all ? '?all=1' : ''}`,
+    );
     if (opts.json) return printJson(p);
-    process.stdout.write(
-      `pool ${p.name} (${p.backend}, ${p.state}): ${p.workers.filter((w) => w.state === 'ready').length}/${p.workers_wanted} workers ready, ${p.running} task(s) running, ${p.queued} queued\n`,
-    );
-    printTable(
-      ['worker', 'host', 'pid', 'state', 'free', 'tasks', 'seen'],
-      p.workers.map((w) => [
-        w.id,
-        w.host,
-        w.pid,
-        w.state,
-        `${w.free_slots}/${w.slots}`,
-        w.tasks.length > 4 ? `${w.tasks.slice(0, 4).join(' ')} ...` : w.tasks.join(' ') || '-',
-        `${w.seen_ago}s ago`,
-      ]),
-    );
+    printPoolStatus(p, opts.all === true);
   });
   serverOptions(
     pool
@@ -130,7 +121,7 @@ export function registerPool(program: Command): void {
       .requiredOption('--workers <n>', 'how many workers', intOption('--workers', COUNTS.workersOrNone))
       .option('--json', 'print the pool as JSON'),
   ).action(async (name: string, opts: ServerFlags & { workers: number; json?: boolean }) => {
-    const api = connect(openWorkspace().paths, opts);
+    const api = connect(droverPaths(), opts);
     const p = await call<PoolStatus>(api, 'POST', `/pools/${encodeURIComponent(name)}/scale`, {
       workers: opts.workers,
     });
@@ -145,7 +136,7 @@ export function registerPool(program: Command): void {
       .option('--force', 'cancel the pool’s queued and running tasks')
       .option('--json', 'print the pool as JSON'),
   ).action(async (name: string, opts: ServerFlags & { force?: boolean; json?: boolean }) => {
-    const api = connect(openWorkspace().paths, opts);
+    const api = connect(droverPaths(), opts);
     const p = await call<PoolStatus>(
       api,
       'DELETE',
@@ -155,4 +146,31 @@ export function registerPool(program: Command): void {
     else note(`pool ${name}: down; its workers are stopping`);
   });
   for (const c of [pool, ...pool.commands]) c.exitOverride().configureOutput({ outputError: () => {} });
+}
+
+/** `drover pool status NAME` for people: a summary line, the workers, and why the gone ones left. */
+function printPoolStatus(p: PoolStatus, all: boolean): void {
+  const ready = p.workers.filter((w) => w.state === 'ready').length;
+  process.stdout.write(
+    `pool ${p.name} (${p.backend}, ${p.state}): ${ready}/${p.workers_wanted} workers ready, ${p.running} task(s) running, ${p.queued} queued\n`,
+  );
+  printTable(
+    ['worker', 'host', 'pid', 'state', 'free', 'tasks', 'seen', ...(all ? ['reason'] : [])],
+    p.workers.map((w) => [
+      w.id,
+      w.host,
+      w.pid,
+      w.state,
+      `${w.free_slots}/${w.slots}`,
+      w.tasks.length > 4 ? `${w.tasks.slice(0, 4).join(' ')} ...` : w.tasks.join(' ') || '-',
+      `${w.seen_ago}s ago`,
+      ...(all ? [w.reason ?? '-'] : []),
+    ]),
+  );
+  if (p.workers_gone > 0 && !all) {
+    const why = p.gone_reasons.length > 0 ? `; latest: ${p.gone_reasons.join('; ')}` : '';
+    process.stdout.write(
+      `${p.workers_gone} worker(s) lost or left (drover pool status ${p.name} --all)${why}\n`,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { readServerInfo, serverAlive, serverFiles } from '../backends/pool/server-info.js';
+import { advertisedHost, isLoopback, isUnspecified } from '../controller/listen.js';
 import { startServer } from '../controller/server.js';
 import { createToken, listTokens, revokeToken } from '../controller/tokens.js';
 import { DroverError, usageError } from '../errors.js';
@@ -8,10 +9,11 @@ import { COUNTS, SECONDS } from '../util/limits.js';
 import { note, printJson, printTable } from './output.js';
 import { durationOption, intOption } from './parse.js';
 import { self } from './self.js';
-import { openWorkspace } from './workspace.js';
+import { openExistingWorkspace, openWorkspace } from './workspace.js';
 
 interface StartOptions {
   host: string;
+  advertise?: string;
   port: number;
   heartbeat: number;
   lostAfter: number;
@@ -28,6 +30,10 @@ export function registerServer(program: Command): void {
       'run the controller in the foreground for this folder (SIGTERM or Ctrl-C stops it gracefully)',
     )
     .option('--host <addr>', 'address to listen on (default loopback only)', '127.0.0.1')
+    .option(
+      '--advertise <host>',
+      'the address workers and clients are told to use (default: --host; for 0.0.0.0, this machine’s address)',
+    )
     .option(
       '--port <n>',
       'port (0: any free port; the URL is written to .drover/server/server.json)',
@@ -84,8 +90,8 @@ export function registerServer(program: Command): void {
     .description('every token: id, kind, pool, name, created, revoked')
     .option('--json', 'print a JSON array')
     .action((opts: { json?: boolean }) => {
-      const ws = openWorkspace();
-      const rows = listTokens(ws.ledger).map((t) => ({
+      const ws = openExistingWorkspace();
+      const rows = (ws ? listTokens(ws.ledger) : []).map((t) => ({
         id: t.id,
         kind: t.kind,
         pool: t.pool,
@@ -111,7 +117,8 @@ export function registerServer(program: Command): void {
     .description('revoke a token by id: requests with it are refused from now on')
     .argument('<id>', 'the token id (drover server token list)')
     .action((id: string) => {
-      const ws = openWorkspace();
+      const ws = openExistingWorkspace();
+      if (!ws) throw new DroverError('not-found', `no token with id '${id}': this folder has no ledger`);
       ws.ledger.write(() => revokeToken(ws.ledger, id));
       note(`drover: token ${id} revoked`);
     });
@@ -121,18 +128,24 @@ export function registerServer(program: Command): void {
 }
 
 async function runServer(opts: StartOptions): Promise<void> {
-  const ws = openWorkspace();
-  const old = readServerInfo(ws.paths);
+  if (opts.advertise !== undefined && (opts.advertise === '' || isUnspecified(opts.advertise))) {
+    throw usageError(
+      `--advertise '${opts.advertise}' is not an address workers can connect to: give a host name or IP`,
+    );
+  }
+  const paths = droverPaths();
+  const old = readServerInfo(paths);
   if (old && serverAlive(old)) {
     throw new DroverError(
       'conflict',
       `a drover server already runs for this folder (pid ${old.pid}, ${old.url})`,
     );
   }
-  ws.ledger.close();
+  const advertise = opts.advertise ?? advertisedHost(opts.host);
   const running = await startServer({
-    paths: ws.paths,
+    paths,
     host: opts.host,
+    advertise,
     port: opts.port,
     heartbeat: opts.heartbeat,
     lostAfter: opts.lostAfter,
@@ -140,8 +153,13 @@ async function runServer(opts: StartOptions): Promise<void> {
     node: process.execPath,
     bin: self.bin,
   });
-  const files = serverFiles(ws.paths);
+  const files = serverFiles(paths);
   note(`drover server: listening on ${running.url} (pid ${process.pid}); logs in ${files.log}`);
+  if (!isLoopback(opts.host)) {
+    note(
+      `drover server: warning: --host ${opts.host} takes connections from other machines${isUnspecified(opts.host) ? ' (every interface)' : ''}: anyone who can reach it may try tokens, and traffic is not encrypted; workers are told ${running.url}`,
+    );
+  }
   if (running.createdToken) note(`drover server: created a user token in ${files.token} (mode 0600)`);
   await new Promise<void>((resolve) => {
     let stopping = false;

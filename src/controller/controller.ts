@@ -25,8 +25,8 @@ import {
   unassign,
 } from './store.js';
 import { launchViews, workerViews } from './views.js';
-import { applyReport, registerWorker } from './worker-events.js';
-import { GONE, newWorker, UnknownWorker, type WorkerRow } from './worker-row.js';
+import { applyReport, type Registered, registerWorker } from './worker-events.js';
+import { GONE, newWorker, type WorkerRow } from './worker-row.js';
 
 /** Structured log of the controller (pino's interface). */
 export interface Log {
@@ -323,23 +323,22 @@ export class Controller {
 
   // ------------------------------------------------------------------------------------------ workers
 
-  /** A worker registers (first time, or again after the controller or the network was away). */
-  register(req: RegisterRequest): { seq: number } {
+  /** A worker registers (first time, or again with its id and secret after the controller or network was away). */
+  register(req: RegisterRequest): Registered {
     return registerWorker(this, req);
   }
 
   /** Apply a worker's report: batches after the last applied sequence number, in one transaction. */
-  report(id: string, batches: ReportBatch[]): { seq: number } {
-    return applyReport(this, id, batches);
+  report(w: LiveWorker, batches: ReportBatch[]): { seq: number } {
+    return applyReport(this, w, batches);
   }
 
   /** A worker asks for work; the answer comes when there is some (or after `waitMs`). */
-  poll(id: string, waitMs: number): Promise<PollAnswer> {
-    const w = this.liveWorker(id);
+  poll(w: LiveWorker, waitMs: number): Promise<PollAnswer> {
     w.lastSeen = Date.now() / 1000;
     if (w.state === 'setup') {
       w.state = 'ready';
-      this.ledger.stmt("UPDATE pool_workers SET state = 'ready' WHERE id = ?").run(id);
+      this.ledger.stmt("UPDATE pool_workers SET state = 'ready' WHERE id = ?").run(w.id);
     }
     this.answerPoll(w, true);
     return new Promise((resolve) => {
@@ -370,8 +369,7 @@ export class Controller {
   }
 
   /** A worker's heartbeat. */
-  heartbeat(id: string): { stop?: 'drain' | 'stop' } {
-    const w = this.liveWorker(id);
+  heartbeat(w: LiveWorker): { stop?: 'drain' | 'stop' } {
     w.lastSeen = Date.now() / 1000;
     return w.stop ? { stop: w.stop } : {};
   }
@@ -427,7 +425,10 @@ export class Controller {
     this.bump(l);
   }
 
-  /** A worker is lost (silent) or stopped: its started attempts are lost, the others go back to the queue. */
+  /**
+   * A worker is lost (silent) or stopped: its started attempts are lost, the others go back to the queue. It
+   * leaves memory (its row stays): if it comes back, it registers again with its id and secret.
+   */
   loseWorker(w: LiveWorker, reason: string, state: 'lost' | 'stopped' = 'lost'): void {
     w.state = state;
     const changed = new Set<LiveLaunch>();
@@ -445,16 +446,10 @@ export class Controller {
     });
     w.held.clear();
     this.answerPoll(w, true);
+    if (this.workers.get(w.id) === w) this.workers.delete(w.id);
     this.opts.log.warn({ event: `worker-${state}`, worker: w.id, pool: w.pool, reason });
     for (const l of changed) this.afterChange(l);
     this.schedule();
-  }
-
-  /** @internal (worker-events.ts) */
-  liveWorker(id: string): LiveWorker {
-    const w = this.workers.get(id);
-    if (!w || w.state === 'lost' || w.state === 'stopped') throw new UnknownWorker(id);
-    return w;
   }
 
   // ------------------------------------------------------------------------------------------ cancels

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { API_PREFIX, type ErrorBody } from '../protocol/messages.js';
+import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
+import { BodyGate, drainBody, hasBody } from './body-limits.js';
+import type { LiveWorker } from './live.js';
 import { type TokenRow, verifyToken } from './tokens.js';
-import { UnknownWorker } from './worker-row.js';
+import { describeSchemaError, type SchemaError } from './validation-message.js';
 
 /** Who may call a route. */
 export type Audience = 'user' | 'worker';
@@ -14,8 +16,22 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     token?: TokenRow;
+    /** The worker a worker route speaks for, once its secret was checked. */
+    worker?: LiveWorker;
+    /** Frees this request's body slot (see BodyGate). */
+    releaseBody?: () => void;
   }
 }
+
+/** What the app needs from the server around it; the ledger comes once the server could listen. */
+export interface AppState {
+  ledger: Ledger | undefined;
+  /** False until the controller has loaded its state: requests get 503 until then. */
+  ready: boolean;
+}
+
+/** Bodies read and parsed at once (see BodyGate). */
+const BODY_SLOTS = 2;
 
 /** An HTTP error with its status and code (the one error type of the API). */
 export class HttpError extends Error {
@@ -23,6 +39,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** With `not-yours`: the refused attempts. */
+    readonly refused?: AttemptKey[],
   ) {
     super(message);
   }
@@ -36,16 +54,23 @@ const STATUS: Record<string, number> = {
   internal: 500,
 };
 
-function send(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  const body: ErrorBody = { error: { code, message } };
+function send(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  refused?: AttemptKey[],
+): FastifyReply {
+  const body: ErrorBody = { error: { code, message, ...(refused ? { refused } : {}) } };
   return reply.code(status).send(body);
 }
 
 /**
- * The Fastify app: JSON only, bodies limited and validated, every request authenticated by a bearer token whose
- * kind matches the route's audience (`config.audience`), errors as `{error: {code, message}}`.
+ * The Fastify app: JSON only, bodies limited (MAX_BODY_BYTES, BODY_SLOTS at once) and validated, every request
+ * authenticated by a bearer token whose kind matches the route's audience (`config.audience`), errors as
+ * `{error: {code, message}}`.
  */
-export async function makeApp(ledger: Ledger, logger: object): Promise<FastifyInstance> {
+export async function makeApp(state: AppState, logger: object): Promise<FastifyInstance> {
   // Loaded by name at run time, not bundled: the framework (~1.5 MB) stays out of every other command's start-up.
   const specifier = 'fastify';
   const { default: Fastify, LogController } = (await import(specifier)) as typeof import('fastify');
@@ -53,15 +78,23 @@ export async function makeApp(ledger: Ledger, logger: object): Promise<FastifyIn
     logger,
     // Workers make thousands of requests: log events, not every request.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 1 << 20,
-    requestTimeout: 0,
+    bodyLimit: MAX_BODY_BYTES,
+    // The whole request must arrive within a minute (answers may take longer: polls wait for work).
+    requestTimeout: 60_000,
     keepAliveTimeout: 75_000,
     forceCloseConnections: true,
     return503OnClosing: true,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, discriminator: true },
+    },
   });
+  const gate = new BodyGate(BODY_SLOTS);
 
   app.addHook('onRequest', async (req) => {
+    const ledger = state.ledger;
+    if (!state.ready || !ledger) {
+      throw new HttpError(503, 'starting', 'the drover server is starting: try again in a moment');
+    }
     const auth = req.headers.authorization;
     if (!auth?.startsWith('Bearer ')) {
       throw new HttpError(401, 'unauthorized', 'this server needs a token: Authorization: Bearer <token>');
@@ -79,20 +112,46 @@ export async function makeApp(ledger: Ledger, logger: object): Promise<FastifyIn
     }
   });
 
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (!hasBody(req.raw)) return payload;
+    req.releaseBody = await gate.acquire();
+    reply.raw.once('close', req.releaseBody);
+    return payload;
+  });
+  // The body is parsed and validated: its slot is free for the next one.
+  app.addHook('preHandler', async (req) => req.releaseBody?.());
+
   app.setNotFoundHandler((req, reply) => {
     send(reply, 404, 'not-found', `no route ${req.method} ${req.url}: this server speaks ${API_PREFIX}`);
   });
 
-  app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof HttpError) return send(reply, err.status, err.code, err.message);
+  app.setErrorHandler(async (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    req.releaseBody?.();
+    if (err instanceof HttpError) return send(reply, err.status, err.code, err.message, err.refused);
     if (err instanceof DroverError) return send(reply, STATUS[err.code] ?? 500, err.code, err.message);
-    if (err instanceof UnknownWorker) return send(reply, 409, 'unknown-worker', err.message);
-    const e = err as { statusCode?: number; code?: string; message?: string; validation?: unknown };
-    if (e.validation) return send(reply, 400, 'bad-request', `bad request body: ${e.message}`);
+    const e = err as {
+      statusCode?: number;
+      code?: string;
+      message?: string;
+      validation?: SchemaError[];
+      validationContext?: string;
+    };
+    if (e.validation?.[0]) {
+      const what = e.validationContext === 'body' ? 'the request body' : `the ${e.validationContext}`;
+      return send(reply, 400, 'bad-request', `bad request: ${describeSchemaError(e.validation[0], what)}`);
+    }
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return send(reply, 413, 'too-large', 'the request body is too large');
+      // Read what the client is still sending: then it can read this answer (see drainBody).
+      await drainBody(req.raw);
+      return send(
+        reply,
+        413,
+        'too-large',
+        `the request body is too large: at most ${MAX_BODY_BYTES} bytes (${MAX_BODY_BYTES >> 20} MiB)`,
+      );
     }
     if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+      await drainBody(req.raw);
       return send(reply, e.statusCode, 'bad-request', e.message ?? 'bad request');
     }
     req.log.error({ err }, 'request failed');

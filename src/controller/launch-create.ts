@@ -7,14 +7,14 @@ import { DroverError, usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { checkSelection, selectTasks } from '../launch/select.js';
 import { recordHistory } from '../ledger/history.js';
-import { findJob, jobTaskIds, resolveTasklist } from '../ledger/jobs.js';
+import { findJob, type JobRow, jobTaskIds, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskIdsWhere } from '../ledger/queries.js';
 import type { CreateLaunchRequest, LaunchCreated, LaunchSettings } from '../protocol/messages.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds, parseBlocks } from '../tasklist/tasklist.js';
 import { couldEverFit } from './dispatch.js';
-import { getPool } from './pools.js';
+import { getPool } from './pool-row.js';
 
 /**
  * Refuse to launch tasks that are queued or running in another launch (two copies would race for one attempt
@@ -39,6 +39,33 @@ function refuseActive(ledger: Ledger, jobId: number, jobname: string, tasklist: 
 }
 
 /**
+ * The job to launch, for the API: as loadJob, but an error about its jobfile never carries the file's contents
+ * (a parse error quotes them, a bad key names it): the request may name any file the server can read.
+ */
+function loadJobQuietly(ledger: Ledger, name: string, jobfile: string | undefined): JobRow {
+  if (jobfile !== undefined && !path.isAbsolute(jobfile)) {
+    throw usageError(`jobfile '${jobfile}' must be an absolute path (the server reads it)`);
+  }
+  try {
+    return loadJob({ paths: ledger.paths, ledger }, name, jobfile !== undefined ? { jobfile } : {});
+  } catch (err) {
+    if (!(err instanceof DroverError) || err.code === 'not-found' || err.code === 'usage') throw err;
+    const file = jobfile ?? findJob(ledger, name)?.jobfile ?? ledger.paths.jobfile(name);
+    const errno = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+    const why =
+      errno === 'ENOENT'
+        ? 'does not exist'
+        : typeof errno === 'string'
+          ? `cannot be read (${errno})`
+          : "is not a jobfile (onager's JSON of task id to [command, tag])";
+    throw new DroverError(
+      err.code,
+      `jobfile ${file} ${why}: check it on the server's host, or run drover prelaunch again`,
+    );
+  }
+}
+
+/**
  * Create a pool launch in ONE transaction whose size does not depend on the number of tasks: a job row (for
  * --num-jobs), a launch row and a pool_launches row naming the task ids as a tasklist. The task rows are made
  * right after, in chunks (backends/pool/expand.ts). Only --failed and --unfinished read the job's task states.
@@ -46,6 +73,7 @@ function refuseActive(ledger: Ledger, jobId: number, jobname: string, tasklist: 
 export function createPoolLaunch(
   ledger: Ledger,
   req: CreateLaunchRequest,
+  liveWorkers: (pool: string) => number,
 ): LaunchCreated | { launch: null; jobname: string; tasks: 0 } {
   const pool = getPool(ledger, req.pool);
   const demand = { cpus: req.cpus ?? 1, gpus: req.gpus ?? 0, mem_mb: parseMemMb(req.mem) };
@@ -89,11 +117,7 @@ export function createPoolLaunch(
       total = numJobs;
     } else {
       if (req.jobname === undefined) throw usageError('a pool launch needs --jobname JOB or --command CMD');
-      const job = loadJob(
-        { paths: ledger.paths, ledger },
-        req.jobname,
-        req.jobfile !== undefined ? { jobfile: req.jobfile } : {},
-      );
+      const job = loadJobQuietly(ledger, req.jobname, req.jobfile);
       jobId = job.id;
       jobname = job.name;
       if (req.failed || req.unfinished) {
@@ -160,6 +184,13 @@ export function createPoolLaunch(
         JSON.stringify(settings),
       );
     recordHistory(ledger, { kind: 'launch', jobname, argv: req.argv ?? [], launchId: id });
-    return { launch: String(id), jobname, pool: pool.name, tasks: total, tasklist };
+    return {
+      launch: String(id),
+      jobname,
+      pool: pool.name,
+      tasks: total,
+      tasklist,
+      workers: liveWorkers(pool.name),
+    };
   });
 }

@@ -22,8 +22,16 @@ export interface LiveWorker {
   slots: number;
   capacity: Resources;
   state: 'setup' | 'ready' | 'draining' | 'lost' | 'stopped';
+  /** Unix seconds of its first registration (scaling down drains the oldest idle workers first). */
+  registeredAt: number;
+  /** sha256 of its session secret (hex); null for a worker the controller never registered. */
+  secretHash: string | null;
+  /** The scheduler array element it runs in, if any. */
+  element: string | null;
   /** Unix seconds of its last request. */
   lastSeen: number;
+  /** A report of it is being received or applied (one at a time). */
+  reporting: boolean;
   /** `launch:task` → the task. */
   held: Map<string, HeldTask>;
   /** Waiting to be sent with the next poll answer. */

@@ -35,3 +35,23 @@ export function silentWorkers(
 ): string[] {
   return workers.filter((w) => w.alive && now - w.lastSeen > lostAfter).map((w) => w.id);
 }
+
+/** A live worker as scaling down sees it. */
+export interface DrainCandidate {
+  id: string;
+  /** Tasks it holds. */
+  tasks: number;
+  /** When it first registered (unix s). */
+  registeredAt: number;
+}
+
+/**
+ * Which `n` workers to drain when a pool is scaled down: the idlest first (fewest tasks held), and among equally
+ * idle ones the oldest (first registered): under a scheduler time limit it has the least time left.
+ */
+export function chooseToDrain(workers: readonly DrainCandidate[], n: number): string[] {
+  return [...workers]
+    .sort((a, b) => a.tasks - b.tasks || a.registeredAt - b.registeredAt || (a.id < b.id ? -1 : 1))
+    .slice(0, Math.max(0, n))
+    .map((w) => w.id);
+}

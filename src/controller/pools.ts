@@ -9,58 +9,17 @@ import {
   type WorkerHandle,
   type WorkerSpec,
 } from '../backends/pool/start.js';
+import { type RegisteredWorker, workersOnTheirWay } from '../backends/pool/starting.js';
 import { DroverError } from '../errors.js';
 import type { LaunchRow } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
-import type { Controller } from './controller.js';
+import { chooseToDrain } from './policy.js';
+import { getPool, type PoolContext, type PoolRow } from './pool-row.js';
+import { poolStatus } from './pool-status.js';
 import { createToken, writeSecret } from './tokens.js';
 
-/** A pools row. */
-export interface PoolRow {
-  name: string;
-  backend: 'local' | 'slurm' | 'gridengine';
-  /** Workers wanted. */
-  workers: number;
-  cpus: number;
-  gpus: number;
-  mem_mb: number;
-  /** Seconds each worker may live. */
-  duration: number | null;
-  slots: number;
-  setup: string | null;
-  state: 'up' | 'down';
-  created_at: number;
-  /** JSON array of WorkerHandle. */
-  handles: string;
-  /** JSON: scheduler options and mem text. */
-  options: string;
-}
-
-/** What pool management needs from the server around it. */
-export interface PoolContext {
-  ledger: Ledger;
-  controller: Controller;
-  /** This controller's URL, for the workers. */
-  url: string;
-  cwd: string;
-  node: string;
-  bin: string;
-}
-
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
-/** A pool by name, or a not-found error saying how to create it. */
-export function getPool(ledger: Ledger, name: string, mustBeUp = true): PoolRow {
-  const row = ledger.stmt('SELECT * FROM pools WHERE name = ?').get(name) as PoolRow | undefined;
-  if (!row || (mustBeUp && row.state !== 'up')) {
-    throw new DroverError(
-      'not-found',
-      `pool '${name}' does not exist${row ? ' any more (it is down)' : ''}: create it with drover pool create ${name} --workers N`,
-    );
-  }
-  return row;
-}
 
 function spec(ctx: PoolContext, p: PoolRow): WorkerSpec {
   const files = poolFiles(ctx.ledger.paths, p.name);
@@ -145,22 +104,45 @@ export function createPool(ctx: PoolContext, req: CreatePoolRequest): PoolStatus
   return poolStatus(ctx, req.name);
 }
 
-/** Change the number of workers: start more, or ask the newest idle ones to drain and leave. */
+/**
+ * How many workers a pool has: live ones not asked to drain or stop, plus those started and not registered yet
+ * that still may (starting.ts).
+ */
+function workersNow(ctx: PoolContext, pool: PoolRow) {
+  const live = [...ctx.controller.workers.values()].filter(
+    (w) => w.pool === pool.name && w.state !== 'lost' && w.state !== 'stopped' && w.stop === undefined,
+  );
+  const registered = ctx.ledger
+    .stmt('SELECT host, pid, element FROM pool_workers WHERE pool = ? AND registered_at >= ?')
+    .all(pool.name, pool.created_at) as RegisteredWorker[];
+  const coming = workersOnTheirWay(JSON.parse(pool.handles) as WorkerHandle[], registered);
+  return { live, coming };
+}
+
+/**
+ * Change the number of workers: start as many as are missing (counting the live ones and those on their way,
+ * never the lost or gone), or ask idle ones to drain and leave (the idlest first, then the oldest: chooseToDrain).
+ */
 export function scalePool(ctx: PoolContext, name: string, workers: number): PoolStatus {
   const pool = getPool(ctx.ledger, name);
-  const live = [...ctx.controller.workers.values()].filter(
-    (w) => w.pool === name && w.state !== 'lost' && w.state !== 'stopped' && w.stop === undefined,
-  );
+  const { live, coming } = workersNow(ctx, pool);
   ctx.ledger.stmt('UPDATE pools SET workers = ? WHERE name = ?').run(workers, name);
-  const have = Math.max(live.length, pool.workers);
+  const have = live.length + coming;
   if (workers > have) addHandles(ctx.ledger, name, startWorkers(spec(ctx, pool), workers - have));
-  else if (workers < live.length) {
-    const idleFirst = live.sort((a, b) => a.held.size - b.held.size);
-    for (const w of idleFirst.slice(0, live.length - workers)) {
-      w.stop = 'drain';
-      w.state = 'draining';
-      ctx.ledger.stmt("UPDATE pool_workers SET state = 'draining' WHERE id = ?").run(w.id);
-    }
+  else if (workers < have) {
+    const drain = chooseToDrain(
+      live.map((w) => ({ id: w.id, tasks: w.held.size, registeredAt: w.registeredAt })),
+      Math.min(live.length, have - workers),
+    );
+    ctx.ledger.write(() => {
+      for (const id of drain) {
+        const w = ctx.controller.workers.get(id)!;
+        w.stop = 'drain';
+        w.state = 'draining';
+        ctx.ledger.stmt("UPDATE pool_workers SET state = 'draining' WHERE id = ?").run(w.id);
+        ctx.controller.poke(w);
+      }
+    });
     ctx.controller.schedule();
   }
   return poolStatus(ctx, name);
@@ -232,55 +214,4 @@ const pendingStops = new Set<() => void>();
 /** End the grace periods of pools taken down now (the controller is shutting down): stop their workers. */
 export function finishPendingStops(): void {
   for (const f of [...pendingStops]) f();
-}
-
-/** What `drover pool status` shows. */
-export function poolStatus(ctx: PoolContext, name: string): PoolStatus {
-  const p = getPool(ctx.ledger, name, false);
-  const now = Date.now() / 1000;
-  const workers = [...ctx.controller.workers.values()]
-    .filter((w) => w.pool === name)
-    .map((w) => ({
-      id: w.id,
-      host: w.host,
-      pid: w.pid,
-      state: w.state,
-      slots: w.slots,
-      free_slots: Math.max(0, w.slots - w.held.size),
-      tasks: [...w.held.keys()],
-      seen_ago: Math.round((now - w.lastSeen) * 10) / 10,
-    }));
-  let queued = 0;
-  let running = 0;
-  for (const l of ctx.controller.launches.values()) {
-    if (l.pool !== name) continue;
-    queued += Math.max(0, l.remaining - l.inFlight);
-    running += l.inFlight;
-  }
-  const opts = JSON.parse(p.options) as Record<string, string>;
-  void opts;
-  return {
-    name: p.name,
-    backend: p.backend,
-    state: p.state,
-    workers_wanted: p.workers,
-    per_worker: { cpus: p.cpus, gpus: p.gpus, mem_mb: p.mem_mb, slots: p.slots, duration: p.duration },
-    setup: p.setup,
-    workers,
-    queued,
-    running,
-    handles: JSON.parse(p.handles) as unknown[],
-  };
-}
-
-/** Every pool's name and state. */
-export function listPools(
-  ledger: Ledger,
-): { name: string; backend: string; state: string; workers: number }[] {
-  return ledger.stmt('SELECT name, backend, state, workers FROM pools ORDER BY name').all() as {
-    name: string;
-    backend: string;
-    state: string;
-    workers: number;
-  }[];
 }

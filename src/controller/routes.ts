@@ -12,28 +12,18 @@ import type {
   CreateLaunchRequest,
   CreatePoolRequest,
   LaunchProgress,
-  PollRequest,
-  RegisterRequest,
-  ReportRequest,
   ScalePoolRequest,
 } from '../protocol/messages.js';
 import { API_PREFIX, API_VERSION } from '../protocol/messages.js';
 import { parseTasklist } from '../tasklist/tasklist.js';
 import { HttpError } from './http.js';
 import { createPoolLaunch } from './launch-create.js';
-import {
-  createPool,
-  downPool,
-  getPool,
-  listPools,
-  type PoolContext,
-  poolStatus,
-  scalePool,
-} from './pools.js';
+import { getPool, type PoolContext } from './pool-row.js';
+import { listPools, liveWorkerCount, poolStatus } from './pool-status.js';
+import { createPool, downPool, scalePool } from './pools.js';
 import * as S from './schemas.js';
 
 const user = { audience: 'user' as const };
-const worker = { audience: 'worker' as const };
 
 /** The progress of a launch (tasks not expanded yet count as queued). */
 function progress(ctx: PoolContext, l: LaunchRow): LaunchProgress {
@@ -50,6 +40,7 @@ function progress(ctx: PoolContext, l: LaunchRow): LaunchProgress {
     counts,
     open: live !== undefined,
     version: live?.version ?? -1,
+    workers: liveWorkerCount(ctx, l.backend.replace(/^pool:/, '')),
   };
 }
 
@@ -64,10 +55,14 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     { config: user, schema: { body: S.createPoolSchema } },
     async (req, reply) => reply.code(201).send(createPool(ctx, req.body)),
   );
-  app.get<{ Params: { name: string } }>(`${p}/pools/:name`, { config: user }, async (req) => {
-    getPool(ctx.ledger, req.params.name, false);
-    return poolStatus(ctx, req.params.name);
-  });
+  app.get<{ Params: { name: string }; Querystring: { all?: string } }>(
+    `${p}/pools/:name`,
+    { config: user },
+    async (req) => {
+      getPool(ctx.ledger, req.params.name, false);
+      return poolStatus(ctx, req.params.name, req.query.all === '1' || req.query.all === 'true');
+    },
+  );
   app.post<{ Params: { name: string }; Body: ScalePoolRequest }>(
     `${p}/pools/:name/scale`,
     { config: user, schema: { body: S.scalePoolSchema } },
@@ -83,7 +78,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     `${p}/launches`,
     { config: user, schema: { body: S.createLaunchSchema } },
     async (req, reply) => {
-      const made = createPoolLaunch(ctx.ledger, req.body);
+      const made = createPoolLaunch(ctx.ledger, req.body, (pool) => liveWorkerCount(ctx, pool));
       if (made.launch !== null) {
         ctx.controller.loadLaunch(Number(made.launch));
         req.log.info({
@@ -142,63 +137,6 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
         cancelled_at_once: cancelled.length,
         launches: launches.map((l) => String(l.id)),
       };
-    },
-  );
-}
-
-/** Register the worker routes (worker tokens, each for its own pool). */
-export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: number): void {
-  const p = API_PREFIX;
-  const own = (tokenPool: string | null | undefined, id: string) => {
-    const w = ctx.controller.workers.get(id);
-    if (w && tokenPool && w.pool !== tokenPool) {
-      throw new HttpError(403, 'forbidden', `this worker token is for pool '${tokenPool}', not '${w.pool}'`);
-    }
-  };
-  app.post<{ Body: RegisterRequest }>(
-    `${p}/workers/register`,
-    { config: worker, schema: { body: S.registerSchema } },
-    async (req) => {
-      const pool = req.token?.pool;
-      if (pool && pool !== req.body.pool) {
-        throw new HttpError(
-          403,
-          'forbidden',
-          `this worker token is for pool '${pool}', not '${req.body.pool}'`,
-        );
-      }
-      getPool(ctx.ledger, req.body.pool);
-      const { seq } = ctx.controller.register(req.body);
-      return { heartbeat, seq };
-    },
-  );
-  app.post<{ Params: { id: string }; Body: PollRequest }>(
-    `${p}/workers/:id/poll`,
-    { config: worker, schema: { body: S.pollSchema } },
-    async (req) => {
-      own(req.token?.pool, req.params.id);
-      return ctx.controller.poll(req.params.id, req.body.wait * 1000);
-    },
-  );
-  app.post<{ Params: { id: string }; Body: ReportRequest }>(
-    `${p}/workers/:id/report`,
-    { config: worker, schema: { body: S.reportSchema }, bodyLimit: 64 << 20 },
-    async (req) => {
-      own(req.token?.pool, req.params.id);
-      return ctx.controller.report(req.params.id, req.body.batches);
-    },
-  );
-  app.post<{ Params: { id: string } }>(`${p}/workers/:id/heartbeat`, { config: worker }, async (req) => {
-    own(req.token?.pool, req.params.id);
-    return ctx.controller.heartbeat(req.params.id);
-  });
-  app.post<{ Params: { id: string }; Body: { reason: string } }>(
-    `${p}/workers/:id/leave`,
-    { config: worker, schema: { body: S.leaveSchema } },
-    async (req) => {
-      own(req.token?.pool, req.params.id);
-      ctx.controller.leave(req.params.id, req.body.reason);
-      return { ok: true };
     },
   );
 }

@@ -1,3 +1,4 @@
+import { MAX_REPORT_RECORDS } from '../protocol/messages.js';
 import { MAX_JOB_TASKS, SECONDS } from '../util/limits.js';
 
 /**
@@ -80,17 +81,20 @@ export const cancelSchema = {
 
 export const registerSchema = {
   type: 'object',
-  required: ['id', 'pool', 'host', 'pid', 'resources', 'slots', 'setup', 'holding'],
+  required: ['pool', 'host', 'pid', 'resources', 'slots', 'setup', 'holding'],
   properties: {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
+    secret: { type: 'string', minLength: 1, maxLength: 256 },
     pool: name,
-    host: str(256),
-    pid: int(1),
+    host: { type: 'string', minLength: 1, maxLength: 256 },
+    pid: int(1, 2 ** 31 - 1),
     resources,
     slots: int(1, 100_000),
     setup: { type: 'boolean' },
-    holding: { type: 'array', items: taskKey, maxItems: 1_000_000 },
+    holding: { type: 'array', items: taskKey, maxItems: 100_000 },
+    element: { type: 'string', pattern: '^[0-9]{1,20}[_.][0-9]{1,10}$' },
   },
+  dependencies: { id: ['secret'] },
   additionalProperties: false,
 };
 
@@ -101,19 +105,62 @@ export const pollSchema = {
   additionalProperties: false,
 };
 
+/** Unix seconds, with room to spare either side of now. */
+const time = { type: 'number', minimum: 0, maximum: 1e11 };
+
+/**
+ * The records a worker reports, every field checked (a bad one is a 400 naming it): what its runner writes
+ * (src/runner/records.ts). Host and log paths are taken only as text: the controller records its own.
+ */
+const startRecord = {
+  type: 'object',
+  required: ['type', 'task', 'attempt', 'at', 'pid', 'slot', 'gpus', 'host', 'out', 'err'],
+  properties: {
+    type: { const: 'start' },
+    task: int(1),
+    attempt: int(1),
+    at: time,
+    pid: int(0, 2 ** 31 - 1),
+    slot: int(-1, 100_000),
+    gpus: { type: ['string', 'null'], maxLength: 4096 },
+    host: str(256),
+    out: str(),
+    err: str(),
+  },
+  additionalProperties: false,
+};
+const endRecord = {
+  type: 'object',
+  required: ['type', 'task', 'attempt', 'at', 'state', 'exit_code', 'signal'],
+  properties: {
+    type: { const: 'end' },
+    task: int(1),
+    attempt: int(1),
+    at: time,
+    // What a worker's runner can end an attempt with (lost and error are the controller's to say).
+    state: { type: 'string', enum: ['succeeded', 'failed', 'killed', 'timeout', 'cancelled'] },
+    exit_code: { type: ['integer', 'null'], minimum: -(2 ** 31), maximum: 2 ** 31 - 1 },
+    signal: { type: ['string', 'null'], maxLength: 32 },
+    reason: str(1000),
+  },
+  additionalProperties: false,
+};
+const skipRecord = {
+  type: 'object',
+  required: ['type', 'task', 'at', 'state'],
+  properties: {
+    type: { const: 'skip' },
+    task: int(1),
+    at: time,
+    state: { const: 'cancelled' },
+  },
+  additionalProperties: false,
+};
 const record = {
   type: 'object',
   required: ['type'],
-  properties: {
-    type: { type: 'string', enum: ['runner', 'start', 'end', 'skip', 'runner-end'] },
-    task: int(1),
-    attempt: int(0),
-    at: { type: 'number' },
-    state: {
-      type: 'string',
-      enum: ['succeeded', 'failed', 'killed', 'timeout', 'cancelled', 'lost', 'error'],
-    },
-  },
+  discriminator: { propertyName: 'type' },
+  oneOf: [startRecord, endRecord, skipRecord],
 };
 
 export const reportSchema = {
@@ -122,20 +169,25 @@ export const reportSchema = {
   properties: {
     batches: {
       type: 'array',
-      maxItems: 100_000,
+      maxItems: MAX_REPORT_RECORDS,
       items: {
         type: 'object',
         required: ['seq', 'launch', 'records'],
         properties: {
           seq: int(1, Number.MAX_SAFE_INTEGER),
           launch: int(1),
-          records: { type: 'array', items: record },
+          records: { type: 'array', items: record, maxItems: MAX_REPORT_RECORDS },
         },
         additionalProperties: false,
       },
     },
   },
   additionalProperties: false,
+};
+
+export const emptySchema = {
+  type: 'object',
+  maxProperties: 0,
 };
 
 export const leaveSchema = {

@@ -4,16 +4,22 @@ import { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
 import { processStartTime, shortHostname } from '../runner/proc.js';
 import { Controller } from './controller.js';
-import { makeApp } from './http.js';
-import { finishPendingStops, type PoolContext } from './pools.js';
-import { userRoutes, workerRoutes } from './routes.js';
+import { type AppState, makeApp } from './http.js';
+import { listenOrExplain, urlOf } from './listen.js';
+import type { PoolContext } from './pool-row.js';
+import { finishPendingStops } from './pools.js';
+import { userRoutes } from './routes.js';
+import { type ServerLock, takeServerLock } from './server-lock.js';
 import { createToken, writeSecret } from './tokens.js';
+import { workerRoutes } from './worker-routes.js';
 
 /** How to run the controller. */
 export interface ServerOptions {
   paths: DroverPaths;
   host: string;
   port: number;
+  /** The host workers and clients are told to connect to (default: `host`, or this machine's address). */
+  advertise?: string;
   /** Seconds between worker heartbeats. */
   heartbeat: number;
   /** Seconds of silence after which a worker is lost. */
@@ -35,34 +41,75 @@ export interface RunningServer {
   createdToken?: string;
 }
 
+/** A log stream that keeps what is written until the file is opened (the server writes nothing before it listens). */
+class LateStream {
+  private out: fs.WriteStream | undefined;
+  private early: string[] = [];
+  write(s: string): void {
+    if (this.out) this.out.write(s);
+    else this.early.push(s);
+  }
+  open(file: string): fs.WriteStream {
+    this.out = fs.createWriteStream(file, { flags: 'a' });
+    for (const s of this.early) this.out.write(s);
+    this.early = [];
+    return this.out;
+  }
+}
+
 /**
- * Start `drover server`: open the ledger (WAL), create the first user token on first start (mode 0600 file),
- * load the state, listen, and write server.json for clients on this host.
+ * Start `drover server`. It listens first: a server that cannot (port in use, address not here) fails at once
+ * with the reason, having touched nothing. Then it takes the ledger's controller lock (one controller per
+ * ledger), opens the ledger, creates the first user token on first start (mode 0600 file), loads the state, and
+ * only then answers requests and writes server.json for clients on this host.
  */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const files = serverFiles(o.paths);
-  fs.mkdirSync(files.dir, { recursive: true, mode: 0o700 });
-  const ledger = Ledger.open(o.paths);
+  const state: AppState = { ledger: undefined, ready: false };
+  const logStream = new LateStream();
+  const app = await makeApp(state, { level: 'info', stream: logStream });
+  // Routes read the ledger and the controller from here once they exist (no request is answered before).
+  const ctx = { url: '', cwd: process.cwd(), node: o.node, bin: o.bin } as PoolContext;
+  userRoutes(app, ctx, o.version);
+  workerRoutes(app, ctx, o.heartbeat);
+  await listenOrExplain(app, o.host, o.port);
+  let lock: ServerLock | undefined;
+  let ledger: Ledger | undefined;
+  try {
+    fs.mkdirSync(files.dir, { recursive: true, mode: 0o700 });
+    lock = takeServerLock(files.dir, () => {
+      try {
+        const held = JSON.parse(fs.readFileSync(files.info, 'utf8')) as ServerInfo;
+        return `pid ${held.pid} on ${held.host}, ${held.url}`;
+      } catch {
+        return undefined;
+      }
+    });
+    ledger = Ledger.open(o.paths);
+  } catch (err) {
+    ledger?.close();
+    lock?.release();
+    await app.close();
+    throw err;
+  }
+  const fileStream = logStream.open(o.logFile ?? files.log);
   let createdToken: string | undefined;
   const users = ledger.stmt("SELECT count(*) AS n FROM server_tokens WHERE kind = 'user'").get() as {
     n: number;
   };
   if (users.n === 0 || !fs.existsSync(files.token)) {
-    createdToken = ledger.write(() => createToken(ledger, 'user', 'first token (server start)').token);
+    const l = ledger;
+    createdToken = l.write(() => createToken(l, 'user', 'first token (server start)').token);
     writeSecret(files.token, createdToken);
   }
-  const logStream = fs.createWriteStream(o.logFile ?? files.log, { flags: 'a' });
-  const app = await makeApp(ledger, { level: 'info', stream: logStream });
   const controller = new Controller(ledger, { heartbeat: o.heartbeat, lostAfter: o.lostAfter, log: app.log });
-  const ctx: PoolContext = { ledger, controller, url: '', cwd: process.cwd(), node: o.node, bin: o.bin };
-  userRoutes(app, ctx, o.version);
-  workerRoutes(app, ctx, o.heartbeat);
+  const port = (app.server.address() as { port: number }).port;
+  const url = urlOf(o.advertise ?? o.host, port);
+  Object.assign(ctx, { ledger, controller, url });
   // The state is loaded before the first request: a worker that reconnects at once finds its tasks.
   controller.start();
-  await app.listen({ host: o.host, port: o.port });
-  const port = (app.server.address() as { port: number }).port;
-  const url = `http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`;
-  ctx.url = url;
+  state.ledger = ledger;
+  state.ready = true;
   const info: ServerInfo = {
     url,
     host: shortHostname(),
@@ -78,8 +125,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     setTimeout(() => controller.processCancels(), 500).unref();
   };
   process.on('SIGUSR1', onUsr1);
-  app.log.info({ event: 'start', url, pid: process.pid, version: o.version });
+  app.log.info({ event: 'start', url, listen: `${o.host}:${port}`, pid: process.pid, version: o.version });
   let closing: Promise<void> | undefined;
+  const held = { ledger, lock };
   return {
     url,
     ...(createdToken ? { createdToken } : {}),
@@ -96,9 +144,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         } catch {
           // already gone
         }
-        ledger.db.pragma('wal_checkpoint(TRUNCATE)');
-        ledger.close();
-        await new Promise<void>((r) => logStream.end(r));
+        held.ledger.db.pragma('wal_checkpoint(TRUNCATE)');
+        held.ledger.close();
+        held.lock.release();
+        await new Promise<void>((r) => fileStream.end(r));
       })();
       return closing;
     },

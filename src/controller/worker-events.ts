@@ -1,50 +1,136 @@
+import path from 'node:path';
 import type { RegisterRequest, ReportBatch } from '../protocol/messages.js';
+import type { AttemptRecord } from '../runner/records.js';
 import type { Controller } from './controller.js';
-import { type HeldTask, type LiveLaunch, taskKey } from './live.js';
+import { HttpError } from './http.js';
+import { type HeldTask, type LiveLaunch, type LiveWorker, taskKey } from './live.js';
+import { freshBatches, type HeldView, refusedRecords } from './report-check.js';
 import { applyRecords } from './store.js';
+import { hashSecret, newSecret, newWorkerId, secretMatches } from './worker-auth.js';
 import { GONE, newWorker, rowOf, type WorkerRow } from './worker-row.js';
 
 /** What workers tell the controller: their registration, and the records of their attempts. */
 
-/** A worker registers (first time, or again after the controller or the network was away). */
-export function registerWorker(c: Controller, req: RegisterRequest): { seq: number } {
-  const now = Date.now() / 1000;
+/** What a registration answers (besides the heartbeat interval). */
+export interface Registered {
+  id: string;
+  /** Only on a first registration. */
+  secret?: string;
+  seq: number;
+}
+
+/** The worker row a registration again names, checked: it exists, the secret is its own, same pool. */
+function resumedRow(c: Controller, req: RegisterRequest & { id: string }): WorkerRow {
   const row = c.ledger.stmt('SELECT * FROM pool_workers WHERE id = ?').get(req.id) as WorkerRow | undefined;
-  const state = req.setup ? 'setup' : 'ready';
-  c.ledger
-    .stmt(
-      `INSERT INTO pool_workers (id, pool, host, pid, cpus, gpus, mem_mb, slots, state, registered_at, last_seen)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, cpus = excluded.cpus,
-         gpus = excluded.gpus, mem_mb = excluded.mem_mb, slots = excluded.slots, state = excluded.state,
-         last_seen = excluded.last_seen, reason = NULL`,
-    )
-    .run(
-      req.id,
-      req.pool,
-      req.host,
-      req.pid,
-      req.resources.cpus,
-      req.resources.gpus,
-      req.resources.mem_mb,
-      req.slots,
-      state,
-      now,
-      now,
+  if (!row) {
+    throw new HttpError(
+      409,
+      'unknown-worker',
+      `worker ${req.id} is not known to this controller: register without an id to get one`,
     );
-  let w = c.workers.get(req.id);
-  if (!w || w.state === 'lost' || w.state === 'stopped') {
-    const held = w?.held ?? new Map<string, HeldTask>();
-    w = newWorker({ ...(row ?? GONE), ...rowOf(req), state }, now);
-    w.held = held;
-    c.workers.set(w.id, w);
   }
+  if (!secretMatches(req.secret, row.secret_hash)) {
+    throw new HttpError(
+      403,
+      'forbidden',
+      `worker ${req.id} is registered to another process: only the worker holding its secret may register as it`,
+    );
+  }
+  if (row.pool !== req.pool) {
+    throw new HttpError(403, 'forbidden', `worker ${req.id} serves pool '${row.pool}', not '${req.pool}'`);
+  }
+  return row;
+}
+
+/**
+ * A worker registers: the first time (it gets an id and a secret), or again with them after the controller or
+ * the network was away. Checks come first; the row and the reconciliation of what it holds are one transaction.
+ */
+export function registerWorker(c: Controller, req: RegisterRequest): Registered {
+  const now = Date.now() / 1000;
+  const row = req.id !== undefined ? resumedRow(c, { ...req, id: req.id }) : undefined;
+  const secret = row ? undefined : newSecret();
+  const state = req.setup ? 'setup' : 'ready';
+  return c.ledger.write(() => {
+    const id = row ? row.id : newWorkerId(c.ledger, req.host, req.pid);
+    const fields = rowOf(req);
+    if (row) {
+      c.ledger
+        .stmt(
+          `UPDATE pool_workers SET host = ?, pid = ?, cpus = ?, gpus = ?, mem_mb = ?, slots = ?, state = ?,
+             last_seen = ?, reason = NULL, element = ? WHERE id = ?`,
+        )
+        .run(
+          req.host,
+          req.pid,
+          fields.cpus,
+          fields.gpus,
+          fields.mem_mb,
+          req.slots,
+          state,
+          now,
+          fields.element,
+          id,
+        );
+    } else {
+      c.ledger
+        .stmt(
+          `INSERT INTO pool_workers (id, pool, host, pid, cpus, gpus, mem_mb, slots, state, registered_at, last_seen,
+             secret_hash, element) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          id,
+          req.pool,
+          req.host,
+          req.pid,
+          fields.cpus,
+          fields.gpus,
+          fields.mem_mb,
+          req.slots,
+          state,
+          now,
+          now,
+          hashSecret(secret!),
+          fields.element,
+        );
+    }
+    let w = c.workers.get(id);
+    if (!w || w.state === 'lost' || w.state === 'stopped') {
+      const held = w?.held ?? new Map<string, HeldTask>();
+      const base: WorkerRow = row ?? {
+        ...GONE,
+        id,
+        registered_at: now,
+        secret_hash: hashSecret(secret!),
+      };
+      w = newWorker({ ...base, ...fields, id, state } as WorkerRow, now);
+      w.held = held;
+      c.workers.set(id, w);
+    } else {
+      Object.assign(w, { host: req.host, pid: req.pid, slots: req.slots, element: fields.element });
+      w.capacity = { cpus: req.resources.cpus, gpus: req.resources.gpus, mem_mb: req.resources.mem_mb };
+    }
+    reconcile(c, w, req, row?.state === 'draining', state);
+    c.opts.log.info({ event: 'worker-register', worker: id, pool: w.pool, host: w.host, pid: w.pid });
+    c.schedule();
+    return { id, ...(secret !== undefined ? { secret } : {}), seq: row?.seq ?? 0 };
+  });
+}
+
+/** After a registration: its state, and what it holds against what the controller gave it. */
+function reconcile(
+  c: Controller,
+  w: LiveWorker,
+  req: RegisterRequest,
+  wasDraining: boolean,
+  state: 'setup' | 'ready',
+): void {
   // A worker asked to drain before a restart still drains.
-  if (row?.state === 'draining' && w.stop === undefined) w.stop = 'drain';
+  if (wasDraining && w.stop === undefined) w.stop = 'drain';
   w.state = w.stop === 'drain' ? 'draining' : state;
   if (w.state === 'draining')
     c.ledger.stmt("UPDATE pool_workers SET state = 'draining' WHERE id = ?").run(w.id);
-  w.lastSeen = now;
+  w.lastSeen = Date.now() / 1000;
   w.registered = true;
   w.sentSettings.clear();
   // What waited to be sent to it before it registered is taken as never sent: held tasks not in its list
@@ -53,57 +139,93 @@ export function registerWorker(c: Controller, req: RegisterRequest): { seq: numb
   w.outCancel = [];
   // Tasks we handed it that it does not have never reached it (the answer was lost): hand them out again.
   const holding = new Set(req.holding.map((k) => taskKey(k.launch, k.task)));
-  c.ledger.write(() => {
-    for (const [key, h] of w.held) {
-      if (holding.has(key)) continue;
-      w.held.delete(key);
-      const l = c.launches.get(h.launch);
-      if (!l) continue;
-      l.inFlight--;
-      if (h.started) c.endTask(l, h.task, h.attempt, 'lost', `worker ${w.id} no longer has it`);
-      else c.requeueUnstarted(l, h.task);
-    }
-  });
-  // Tasks it has that are not its own any more (it was taken for lost meanwhile): stop them.
+  for (const [key, h] of w.held) {
+    if (holding.has(key)) continue;
+    w.held.delete(key);
+    const l = c.launches.get(h.launch);
+    if (!l) continue;
+    l.inFlight--;
+    if (h.started) c.endTask(l, h.task, h.attempt, 'lost', `worker ${w.id} no longer has it`);
+    else c.requeueUnstarted(l, h.task);
+  }
+  // Tasks it has that are not its own (any more): stop them.
   for (const k of req.holding) if (!w.held.has(taskKey(k.launch, k.task))) w.outCancel.push(k);
-  c.opts.log.info({ event: 'worker-register', worker: w.id, pool: w.pool, host: w.host, pid: w.pid });
-  c.schedule();
-  return { seq: row?.seq ?? 0 };
 }
 
-/** Apply a worker's report: batches after the last applied sequence number, in one transaction. */
-export function applyReport(c: Controller, id: string, batches: ReportBatch[]): { seq: number } {
-  const w = c.liveWorker(id);
+/** The log file of an attempt: always under its launch's log folder, named by the controller. */
+function logPath(l: LiveLaunch, task: number, attempt: number, stream: 'out' | 'err'): string {
+  return path.join(l.settings.logDir, `${task}.${attempt}.${stream}`);
+}
+
+/** A worker's records as the ledger takes them: only their known fields; host and log paths are the controller's. */
+function ownRecords(w: LiveWorker, l: LiveLaunch, records: readonly AttemptRecord[]): AttemptRecord[] {
+  return records.map((r): AttemptRecord => {
+    if (r.type === 'start') {
+      return {
+        type: 'start',
+        task: r.task,
+        attempt: r.attempt,
+        at: r.at,
+        pid: r.pid,
+        slot: r.slot,
+        gpus: r.gpus,
+        host: w.host,
+        out: logPath(l, r.task, r.attempt, 'out'),
+        err: logPath(l, r.task, r.attempt, 'err'),
+      };
+    }
+    if (r.type === 'end') {
+      return {
+        type: 'end',
+        task: r.task,
+        attempt: r.attempt,
+        at: r.at,
+        state: r.state,
+        exit_code: r.exit_code,
+        signal: r.signal,
+        ...(r.reason !== undefined ? { reason: r.reason } : {}),
+      };
+    }
+    return r;
+  });
+}
+
+/**
+ * Apply a worker's report: the batches after the last applied sequence number, in one transaction — when every
+ * record in them is of an attempt the worker holds (else 403 `not-yours`, naming them, and nothing changes).
+ */
+export function applyReport(c: Controller, w: LiveWorker, batches: ReportBatch[]): { seq: number } {
+  const applied = (c.ledger.stmt('SELECT seq FROM pool_workers WHERE id = ?').get(w.id) as { seq: number })
+    .seq;
+  const fresh = freshBatches(batches, applied);
+  const held = new Map<string, HeldView>();
+  for (const [k, h] of w.held) held.set(k, { attempt: h.attempt, started: h.started });
+  const refused = refusedRecords(fresh, held, new Set(c.launches.keys()));
+  if (refused.length > 0) {
+    const first = refused[0]!;
+    throw new HttpError(
+      403,
+      'not-yours',
+      `worker ${w.id} reported ${refused.length} attempt(s) it does not hold (first: launch ${first.launch} task ${first.task} attempt ${first.attempt}): nothing of the report was applied; leave them out`,
+      refused,
+    );
+  }
   const now = Date.now() / 1000;
   w.lastSeen = now;
+  if (fresh.length === 0) return { seq: applied };
   const changed = new Set<LiveLaunch>();
   const seq = c.ledger.write(() => {
-    let seq = (c.ledger.stmt('SELECT seq FROM pool_workers WHERE id = ?').get(id) as { seq: number }).seq;
-    for (const b of [...batches].sort((x, y) => x.seq - y.seq)) {
-      if (b.seq <= seq) continue;
-      seq = b.seq;
-      const l = c.launches.get(b.launch);
-      const jobId =
-        l?.jobId ??
-        (
-          c.ledger.stmt('SELECT job_id FROM launches WHERE id = ?').get(b.launch) as
-            | { job_id: number }
-            | undefined
-        )?.job_id;
-      if (jobId === undefined) continue;
-      const applied = applyRecords(c.ledger, jobId, b.launch, b.records);
-      if (!l) continue;
+    for (const b of fresh) {
+      const l = c.launches.get(b.launch)!;
+      const done = applyRecords(c.ledger, l.jobId, l.id, ownRecords(w, l, b.records));
       changed.add(l);
-      for (const s of applied.started) {
-        const h = w.held.get(taskKey(l.id, s.task));
-        if (h && h.attempt === s.attempt) {
-          h.started = true;
-          h.startedAt = s.at;
-        }
+      for (const s of done.started) {
+        const h = w.held.get(taskKey(l.id, s.task))!;
+        h.started = true;
+        h.startedAt = s.at;
       }
-      for (const e of applied.ended) {
-        const h = w.held.get(taskKey(l.id, e.task));
-        if (!h || (e.attempt !== 0 && h.attempt !== e.attempt)) continue; // a late record of an older attempt
+      for (const e of done.ended) {
+        const h = w.held.get(taskKey(l.id, e.task))!;
         w.held.delete(taskKey(l.id, e.task));
         l.inFlight--;
         if (h.startedAt !== undefined && e.state !== 'cancelled') {
@@ -113,8 +235,9 @@ export function applyReport(c: Controller, id: string, batches: ReportBatch[]): 
         c.endTask(l, e.task, h.attempt, e.state);
       }
     }
-    c.ledger.stmt('UPDATE pool_workers SET seq = ?, last_seen = ? WHERE id = ?').run(seq, now, id);
-    return seq;
+    const last = fresh[fresh.length - 1]!.seq;
+    c.ledger.stmt('UPDATE pool_workers SET seq = ?, last_seen = ? WHERE id = ?').run(last, now, w.id);
+    return last;
   });
   for (const l of changed) c.afterChange(l);
   c.schedule();

@@ -1,13 +1,6 @@
 import type { RegisterRequest } from '../protocol/messages.js';
 import type { LiveWorker } from './live.js';
 
-/** A worker is not registered (or was taken for lost): it must register again. */
-export class UnknownWorker extends Error {
-  constructor(readonly id: string) {
-    super(`worker ${id} is not registered (or was taken for lost): register again`);
-  }
-}
-
 /** A pool_workers row. */
 export interface WorkerRow {
   id: string;
@@ -23,6 +16,10 @@ export interface WorkerRow {
   last_seen: number;
   seq: number;
   reason: string | null;
+  /** sha256 of its session secret, hex (null for rows made before secrets). */
+  secret_hash: string | null;
+  /** The scheduler array element it runs in (`A_I`, `J.T`), or null. */
+  element: string | null;
 }
 
 /** The row of a worker the controller no longer knows (its tasks are requeued). */
@@ -40,12 +37,13 @@ export const GONE: WorkerRow = {
   last_seen: 0,
   seq: 0,
   reason: null,
+  secret_hash: null,
+  element: null,
 };
 
 /** The row fields a registration sets. */
 export function rowOf(req: RegisterRequest): Partial<WorkerRow> {
   return {
-    id: req.id,
     pool: req.pool,
     host: req.host,
     pid: req.pid,
@@ -53,6 +51,7 @@ export function rowOf(req: RegisterRequest): Partial<WorkerRow> {
     gpus: req.resources.gpus,
     mem_mb: req.resources.mem_mb,
     slots: req.slots,
+    element: req.element ?? null,
   };
 }
 
@@ -66,7 +65,11 @@ export function newWorker(r: WorkerRow, lastSeen: number): LiveWorker {
     slots: r.slots,
     capacity: { cpus: r.cpus, gpus: r.gpus, mem_mb: r.mem_mb },
     state: r.state,
+    registeredAt: r.registered_at,
+    secretHash: r.secret_hash,
+    element: r.element,
     lastSeen,
+    reporting: false,
     held: new Map(),
     outTasks: [],
     outCancel: [],

@@ -232,4 +232,11 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (job_id, task_id, revision)
   ) WITHOUT ROWID;
   `,
+  // 4: pools you can trust. A worker's id is issued by the controller and bound to a session secret only that
+  // worker holds (its sha256 here); a worker started in a scheduler array element says which one, so scaling can
+  // count the workers still on their way. See docs/pools.md.
+  `
+  ALTER TABLE pool_workers ADD COLUMN secret_hash TEXT;   -- sha256 of the worker's session secret, hex
+  ALTER TABLE pool_workers ADD COLUMN element TEXT;       -- the scheduler array element it runs in (A_I, J.T)
+  `,
 ];

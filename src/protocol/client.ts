@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { API_PREFIX, type ErrorBody } from './messages.js';
+import { API_PREFIX, type AttemptKey, type ErrorBody } from './messages.js';
 
 /** A refusal or failure from the controller: its HTTP status and error code, or status 0 when unreachable. */
 export class ApiError extends Error {
@@ -7,11 +7,14 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; refused?: AttemptKey[] },
   ) {
     super(message, options);
     this.name = 'ApiError';
+    this.refused = options?.refused ?? [];
   }
+  /** With code `not-yours`: the attempts whose records the controller refused. */
+  readonly refused: AttemptKey[];
 }
 
 /**
@@ -20,6 +23,8 @@ export class ApiError extends Error {
  */
 export class ApiClient {
   private readonly agent: http.Agent;
+  /** Headers sent with every request (a worker's session secret). */
+  readonly headers: Record<string, string> = {};
 
   constructor(
     public url: string,
@@ -47,6 +52,7 @@ export class ApiClient {
           timeout: timeoutMs,
           headers: {
             authorization: `Bearer ${this.token}`,
+            ...this.headers,
             ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
           },
         });
@@ -71,7 +77,11 @@ export class ApiClient {
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) return resolve(parsed as T);
           const e = (parsed as ErrorBody | undefined)?.error;
-          reject(new ApiError(status, e?.code ?? 'http', e?.message ?? `HTTP ${status} from ${this.url}`));
+          reject(
+            new ApiError(status, e?.code ?? 'http', e?.message ?? `HTTP ${status} from ${this.url}`, {
+              ...(e?.refused ? { refused: e.refused } : {}),
+            }),
+          );
         });
       });
       req.end(payload);

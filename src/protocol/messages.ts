@@ -12,6 +12,18 @@ export const API_VERSION = 1;
 /** Path prefix of every route. */
 export const API_PREFIX = `/v${API_VERSION}`;
 
+/**
+ * The header a worker sends with every request after it registered: the session secret the controller gave it.
+ * Together with the worker token it proves the worker is the one the controller registered under that id.
+ */
+export const WORKER_SECRET_HEADER = 'drover-worker-secret';
+
+/** Most bytes of one request body (a worker's report included): larger ones get 413. */
+export const MAX_BODY_BYTES = 1 << 20;
+
+/** Most records in one report (a worker splits what it has into reports of at most this many). */
+export const MAX_REPORT_RECORDS = 5000;
+
 /** The resources of a worker, or what one task needs. */
 export interface Resources {
   /** CPUs. */
@@ -25,11 +37,24 @@ export interface Resources {
 /** Error body of every non-2xx answer. */
 export interface ErrorBody {
   error: {
-    /** `unauthorized` (401), `forbidden` (403), `not-found`, `conflict`, `bad-request`, `too-large`, `internal`. */
+    /**
+     * `unauthorized` (401), `forbidden` (403), `not-yours` (403: records of attempts the worker does not hold),
+     * `unknown-worker` (409: register again), `busy` (409: a report is already in flight), `not-found`,
+     * `conflict`, `bad-request`, `too-large` (413), `starting` (503), `internal`.
+     */
     code: string;
     /** One line for people: what was wrong and what to do. */
     message: string;
+    /** With `not-yours`: the attempts whose records were refused (nothing of the report was applied). */
+    refused?: AttemptKey[];
   };
+}
+
+/** An attempt of a task of a launch (`attempt` 0: a task that never started, as in a skip record). */
+export interface AttemptKey {
+  launch: number;
+  task: number;
+  attempt: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -74,9 +99,14 @@ export interface WorkerStatus {
   tasks: string[];
   /** Seconds since its last request. */
   seen_ago: number;
+  /** Why it is lost or stopped (`setup exited 3`, `drained`, ...); null while it is live. */
+  reason: string | null;
 }
 
-/** `GET /v1/pools/:name` (and the answer of create, scale and delete). */
+/**
+ * `GET /v1/pools/:name[?all=1]` (and the answer of create, scale and delete): the live workers (setup, ready,
+ * draining); with `all`, the lost and stopped ones too.
+ */
 export interface PoolStatus {
   name: string;
   backend: string;
@@ -85,6 +115,10 @@ export interface PoolStatus {
   per_worker: Resources & { slots: number; duration: number | null };
   setup: string | null;
   workers: WorkerStatus[];
+  /** Workers that are lost or stopped (listed in `workers` only with `all`). */
+  workers_gone: number;
+  /** Why the most recently gone workers left, newest first, each reason once (at most 5). */
+  gone_reasons: string[];
   /** Tasks of open launches on this pool not handed to a worker yet. */
   queued: number;
   running: number;
@@ -134,6 +168,8 @@ export interface LaunchCreated {
   pool: string;
   tasks: number;
   tasklist: string;
+  /** Live workers of the pool now (setup, ready or draining): 0 means nothing will run until one registers. */
+  workers: number;
 }
 
 /**
@@ -151,6 +187,8 @@ export interface LaunchProgress {
   open: boolean;
   /** Pass back as `since` to wait for the next change. */
   version: number;
+  /** Live workers of its pool now (0: nothing runs until one registers). */
+  workers: number;
 }
 
 /** `POST /v1/jobs/:name/cancel`: stop queued and running tasks of a job's pool launches. */
@@ -171,12 +209,17 @@ export type UserRoutes = never;
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * `POST /v1/workers/register`: a worker says who it is and what it has; also sent again after the controller
- * was away, with what it is running and the records the controller has not acknowledged yet.
+ * `POST /v1/workers/register`: a worker says what it has and gets an id and a session secret from the
+ * controller. After the controller (or the network) was away it registers again with that id and secret, what it
+ * is running and the records the controller has not acknowledged yet; a restarted controller knows both from its
+ * database. An id without its secret is refused (403), an id the controller does not know is 409
+ * `unknown-worker` (register without one).
  */
 export interface RegisterRequest {
-  /** Chosen by the worker, unique, kept across reconnects. */
-  id: string;
+  /** The id the controller gave it, when it registers again. */
+  id?: string;
+  /** The session secret that came with the id (required with `id`). */
+  secret?: string;
   pool: string;
   host: string;
   pid: number;
@@ -186,10 +229,16 @@ export interface RegisterRequest {
   setup: boolean;
   /** Tasks it holds (running or about to): after a controller restart these stay its tasks. */
   holding: TaskKey[];
+  /** The scheduler array element it runs in (`A_I` for Slurm, `J.T` for Grid Engine), when it runs in one. */
+  element?: string;
 }
 
 /** Answer of register. */
 export interface RegisterAnswer {
+  /** Its id: in the path of every other worker route. */
+  id: string;
+  /** Its session secret (only on a first registration): send it as the `drover-worker-secret` header. */
+  secret?: string;
   /** Send a heartbeat at least this often (seconds). */
   heartbeat: number;
   /** The report sequence number the controller applied last: resend the records after it. */
@@ -242,7 +291,13 @@ export interface LaunchSettings {
   env?: Record<string, string>;
 }
 
-/** `POST /v1/workers/:id/report`: records of attempts, in order, numbered so a replay is applied once. */
+/**
+ * `POST /v1/workers/:id/report`: records of attempts, in order, numbered so a replay is applied once. Only
+ * records of attempts the controller handed to this worker and that are still its own are taken; a report with
+ * any other record is refused whole (403 `not-yours`, naming them) and changes nothing. One report at a time
+ * per worker (409 `busy`), at most MAX_BODY_BYTES and MAX_REPORT_RECORDS. The log paths of an attempt are the
+ * controller's (under the launch's log folder), whatever a record says.
+ */
 export interface ReportRequest {
   batches: ReportBatch[];
 }

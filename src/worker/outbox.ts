@@ -1,16 +1,41 @@
-import type { ReportBatch, TaskKey } from '../protocol/messages.js';
+import type { AttemptKey, ReportBatch, TaskKey } from '../protocol/messages.js';
 import type { AttemptRecord } from '../runner/records.js';
+
+/** Most records per batch and per report (well under the controller's MAX_REPORT_RECORDS). */
+const MAX_RECORDS = 2000;
+/**
+ * Most characters of records per batch and per report: a quarter of the controller's MAX_BODY_BYTES, so even
+ * text of multi-byte characters stays under it.
+ */
+const MAX_CHARS = 256 << 10;
+
+/** A record waiting to be sent, with the length of its JSON. */
+interface Pending {
+  record: AttemptRecord;
+  chars: number;
+}
+
+/** A numbered batch, with the length of its records' JSON. */
+interface Sent extends ReportBatch {
+  chars: number;
+}
 
 /**
  * Records waiting to reach the controller, numbered in batches so a resend after a lost answer or a controller
- * restart is applied once. A task stays "held" until the record of its end was acknowledged.
+ * restart is applied once. A task stays "held" until the record of its end was acknowledged. Batches and reports
+ * stay small (MAX_RECORDS, MAX_CHARS), whatever piled up while the controller was away.
  */
 export class Outbox {
-  private readonly open = new Map<number, AttemptRecord[]>();
-  private readonly sent: ReportBatch[] = [];
+  private readonly open = new Map<number, Pending[]>();
+  private readonly sent: Sent[] = [];
   private seq = 0;
-  /** `launch:task` → the task, from receipt until its end's record is acknowledged. */
-  readonly holding = new Map<string, TaskKey>();
+  /** `launch:task` → the task and the attempt it runs, from receipt until its end's record is acknowledged. */
+  readonly holding = new Map<string, AttemptKey>();
+
+  /** The tasks it holds, as a registration lists them. */
+  held(): TaskKey[] {
+    return [...this.holding.values()].map((h) => ({ launch: h.launch, task: h.task }));
+  }
 
   /** Take a record of a launch (start, end, skip; others are not reported). */
   add(launch: number, r: AttemptRecord): void {
@@ -20,7 +45,7 @@ export class Outbox {
       list = [];
       this.open.set(launch, list);
     }
-    list.push(r);
+    list.push({ record: r, chars: JSON.stringify(r).length });
   }
 
   /** True when something waits to be sent or acknowledged. */
@@ -28,16 +53,28 @@ export class Outbox {
     return this.open.size > 0 || this.sent.length > 0;
   }
 
-  /** Number the open records into batches and return every batch not acknowledged yet, in order. */
-  take(max = 5000): ReportBatch[] {
-    for (const [launch, records] of this.open) this.sent.push({ seq: ++this.seq, launch, records });
+  /** Number the open records into batches and return the oldest batches not acknowledged yet, one report's worth. */
+  take(maxRecords = MAX_RECORDS, maxChars = MAX_CHARS): ReportBatch[] {
+    for (const [launch, list] of this.open) {
+      let batch: Sent | undefined;
+      for (const p of list) {
+        if (!batch || batch.records.length >= maxRecords || batch.chars + p.chars > maxChars) {
+          batch = { seq: ++this.seq, launch, records: [], chars: 0 };
+          this.sent.push(batch);
+        }
+        batch.records.push(p.record);
+        batch.chars += p.chars;
+      }
+    }
     this.open.clear();
     const out: ReportBatch[] = [];
-    let n = 0;
+    let records = 0;
+    let chars = 0;
     for (const b of this.sent) {
-      if (n > 0 && n + b.records.length > max) break;
-      out.push(b);
-      n += b.records.length;
+      if (out.length > 0 && (records + b.records.length > maxRecords || chars + b.chars > maxChars)) break;
+      out.push({ seq: b.seq, launch: b.launch, records: b.records });
+      records += b.records.length;
+      chars += b.chars;
     }
     return out;
   }
@@ -51,5 +88,24 @@ export class Outbox {
       }
     }
     if (seq > this.seq) this.seq = seq;
+  }
+
+  /**
+   * The controller refused the records of these attempts: they are not this worker's any more (it was taken for
+   * lost meanwhile, and the task went elsewhere). Drop them, and the tasks, so the rest can go.
+   */
+  refuse(keys: readonly AttemptKey[]): void {
+    const wanted = new Set(keys.map((k) => `${k.launch}:${k.task}:${k.attempt}`));
+    for (const b of this.sent) {
+      b.records = b.records.filter((r) => {
+        if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip') return true;
+        return !wanted.has(`${b.launch}:${r.task}:${r.type === 'skip' ? 0 : r.attempt}`);
+      });
+    }
+    for (const k of keys) {
+      const key = `${k.launch}:${k.task}`;
+      const h = this.holding.get(key);
+      if (h && (k.attempt === 0 || h.attempt === k.attempt)) this.holding.delete(key);
+    }
   }
 }

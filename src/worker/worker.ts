@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { ownElement } from '../backends/pool/starting.js';
 import { ApiClient, ApiError } from '../protocol/client.js';
 import type {
   LaunchSettings,
@@ -12,12 +10,14 @@ import type {
   Resources,
   TaskAssignment,
 } from '../protocol/messages.js';
+import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
 import type { GroupFile } from '../runner/group.js';
 import { shortHostname } from '../runner/proc.js';
 import { chooseExecutor, Runner } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
 import type { Executor } from '../runner/spawner.js';
-import { Outbox } from './outbox.js';
+import { Reporter } from './reporter.js';
+import { type RunningSetup, startSetup } from './setup.js';
 
 /** How a worker was started (`drover worker` flags). */
 export interface WorkerOptions {
@@ -39,34 +39,40 @@ export interface WorkerOptions {
 }
 
 const POLL_WAIT = 20;
-/** How long a record waits for others before a report is sent (ms). */
-const REPORT_DELAY_MS = 50;
+/**
+ * How long a registration may take: short, because a restarted controller gives its workers only --lost-after
+ * (default 15 s) to come back, and a port that swallows connections must not use that time up.
+ */
+const REGISTER_TIMEOUT_MS = 5000;
 
 /**
  * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks
  * and runs them through src/runner (one Runner per launch, all sharing one executor and its slots, so GPU
  * pinning, logs, time limits and cancellation are the runner's), reporting every attempt record. It keeps
- * running its tasks while the controller is away and tells the next one what it holds.
+ * running its tasks while the controller is away and tells the next one what it holds, proving who it is with
+ * the id and session secret the controller gave it at its first registration.
  */
 export class Worker {
-  readonly id = `${shortHostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  /** Its id, given by the controller at registration ('' before). */
+  id = '';
+  private secret: string | undefined;
   private readonly api: ApiClient;
   private readonly slots: Slot[];
   private readonly resources: Resources;
   private readonly executor: Executor;
   private readonly runners = new Map<number, Runner>();
   private readonly settings = new Map<number, LaunchSettings>();
-  private readonly outbox = new Outbox();
+  private readonly reporter: Reporter;
   private stopping: 'drain' | 'stop' | undefined;
   private setupDone = false;
-  private reporting = false;
-  private refused = false;
+  private setup: RunningSetup | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeat = 5;
   private finished!: (code: number) => void;
 
   constructor(private readonly o: WorkerOptions) {
     this.api = new ApiClient(o.url, o.token, { keepAlive: true });
+    this.reporter = new Reporter(this.api, () => this.id, o.log);
     const cpus = o.cpus ?? cpusAvailable();
     const visible = parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES);
     const gpus = o.gpus ?? visible.length;
@@ -96,6 +102,7 @@ export class Worker {
   terminate(): void {
     if (this.stopping === 'stop') return;
     this.stopping = 'stop';
+    if (!this.setupDone) this.setup?.stop();
     for (const r of this.runners.values()) r.terminate();
     void this.finish('stopped by SIGTERM', 0);
   }
@@ -113,8 +120,10 @@ export class Worker {
     }
     this.heartbeatTimer = setInterval(() => void this.beat(), this.heartbeat * 1000);
     if (this.o.setup !== undefined) {
-      const code = await runSetup(this.o.setup);
+      this.setup = startSetup(this.o.setup);
+      const code = await this.setup.done;
       this.setupDone = true;
+      if (this.stopping) return; // stopped during its setup: finish() leaves
       if (code !== 0) {
         this.o.log(`setup command exited ${code}: leaving`);
         await this.api
@@ -150,6 +159,7 @@ export class Worker {
   private stop(how: 'drain' | 'stop'): void {
     if (this.stopping === 'stop' || this.stopping === how) return;
     this.stopping = how;
+    if (!this.setupDone) this.setup?.stop();
     if (how === 'stop') for (const r of this.runners.values()) r.cancel('all');
     void this.finish(how === 'drain' ? 'drained' : 'stopped by the controller', 0);
   }
@@ -158,8 +168,8 @@ export class Worker {
   private async finish(reason: string, code: number): Promise<void> {
     for (const r of this.runners.values()) r.close();
     const deadline = Date.now() + 60_000;
-    while ((this.outbox.holding.size > 0 || this.outbox.pending) && !this.refused && Date.now() < deadline) {
-      this.flush();
+    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) {
+      this.reporter.flush();
       await sleep(50);
     }
     await this.api.call('POST', `/workers/${this.id}/leave`, { reason }, 5000).catch(() => {});
@@ -184,7 +194,11 @@ export class Worker {
       }
       runner = this.makeRunner(s);
     }
-    this.outbox.holding.set(`${t.launch}:${t.task}`, { launch: t.launch, task: t.task });
+    this.reporter.outbox.holding.set(`${t.launch}:${t.task}`, {
+      launch: t.launch,
+      task: t.task,
+      attempt: t.attempt,
+    });
     runner.add([{ id: t.task, command: t.command, attempt: t.attempt, ...(t.env ? { env: t.env } : {}) }]);
   }
 
@@ -213,8 +227,7 @@ export class Worker {
       group,
       {
         onRecord: (r) => {
-          this.outbox.add(s.launch, r);
-          this.flush();
+          this.reporter.add(s.launch, r);
         },
       },
       process.env,
@@ -223,29 +236,6 @@ export class Worker {
     this.runners.set(s.launch, runner);
     void runner.run();
     return runner;
-  }
-
-  /**
-   * Send what waits (one report in flight at a time: records that come meanwhile go in the next one). The
-   * first record waits a few milliseconds for company: a short task's start and end then travel together.
-   */
-  private flush(): void {
-    if (this.reporting || !this.outbox.pending) return;
-    this.reporting = true;
-    setTimeout(async () => {
-      const batches = this.outbox.take();
-      try {
-        const a = await this.api.call<{ seq: number }>('POST', `/workers/${this.id}/report`, { batches });
-        this.outbox.ack(a.seq);
-        this.reporting = false;
-        this.flush();
-      } catch (err) {
-        // Refused (the pool is gone and its token revoked): nobody will take these records.
-        if (err instanceof ApiError && (err.status === 401 || err.status === 403)) this.refused = true;
-        this.reporting = false; // the poll loop reconnects; records stay and go with the next report
-        setTimeout(() => this.flush(), 500).unref();
-      }
-    }, REPORT_DELAY_MS);
   }
 
   private async beat(): Promise<void> {
@@ -262,22 +252,42 @@ export class Worker {
     }
   }
 
+  /**
+   * Register: the first time, for an id and a secret; again (after the controller was away) with them. A
+   * controller that does not know the id (another ledger) gives a new one: the tasks held under the old one are
+   * not its own there, and it asks for them to be stopped.
+   */
   private async register(): Promise<void> {
+    const element = ownElement();
     const req: RegisterRequest = {
-      id: this.id,
+      ...(this.secret !== undefined ? { id: this.id, secret: this.secret } : {}),
       pool: this.o.pool,
       host: shortHostname(),
       pid: process.pid,
       resources: this.resources,
       slots: this.slots.length,
       setup: this.o.setup !== undefined && !this.setupDone,
-      holding: [...this.outbox.holding.values()],
+      holding: this.reporter.outbox.held(),
+      ...(element !== undefined ? { element } : {}),
     };
-    const a = await this.api.call<RegisterAnswer>('POST', '/workers/register', req, 15_000);
+    let a: RegisterAnswer;
+    try {
+      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', req, REGISTER_TIMEOUT_MS);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'unknown-worker' || req.id === undefined) throw err;
+      this.o.log(`the controller does not know worker ${this.id}: registering anew`);
+      const { id: _id, secret: _secret, ...fresh } = req;
+      a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
+    }
+    if (a.secret !== undefined) {
+      this.secret = a.secret;
+      this.api.headers[WORKER_SECRET_HEADER] = a.secret;
+    }
+    this.id = a.id;
     this.heartbeat = a.heartbeat;
-    this.outbox.ack(a.seq);
+    this.reporter.outbox.ack(a.seq);
     this.o.log(`registered with ${this.api.url} as ${this.id} (${this.slots.length} slots)`);
-    this.flush();
+    this.reporter.flush();
   }
 
   /** The controller is away or forgot us: register again, with backoff, up to `patience` seconds. */
@@ -313,16 +323,6 @@ export class Worker {
       delay = Math.min(1000, delay * 2);
     }
   }
-}
-
-function runSetup(cmd: string): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', cmd], { stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('error', () => resolve(127));
-    child.on('exit', (code, signal) =>
-      resolve(signal ? 128 + (os.constants.signals[signal] ?? 0) : (code ?? 1)),
-    );
-  });
 }
 
 function sleep(ms: number): Promise<void> {

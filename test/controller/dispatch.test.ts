@@ -7,7 +7,7 @@ import {
   prefetchPerSlot,
   type WorkerView,
 } from '../../src/controller/dispatch.js';
-import { afterAttempt, silentWorkers } from '../../src/controller/policy.js';
+import { afterAttempt, chooseToDrain, silentWorkers } from '../../src/controller/policy.js';
 
 const res = (cpus: number, gpus = 0, mem_mb = 0) => ({ cpus, gpus, mem_mb });
 
@@ -125,4 +125,13 @@ test('workers silent for longer than lost-after are lost', () => {
     { id: 'c', lastSeen: 50, alive: false },
   ];
   assert.deepEqual(silentWorkers(ws, 106, 10), ['b']);
+});
+
+test('scaling down drains the idlest workers first, and among equally idle ones the oldest', () => {
+  const w = (id: string, tasks: number, registeredAt: number) => ({ id, tasks, registeredAt });
+  const workers = [w('new-idle', 0, 30), w('old-busy', 3, 10), w('old-idle', 0, 10), w('mid-idle', 0, 20)];
+  assert.deepEqual(chooseToDrain(workers, 2), ['old-idle', 'mid-idle']);
+  assert.deepEqual(chooseToDrain(workers, 4), ['old-idle', 'mid-idle', 'new-idle', 'old-busy']);
+  assert.deepEqual(chooseToDrain(workers, 0), []);
+  assert.deepEqual(chooseToDrain(workers, 9).length, 4);
 });

@@ -62,11 +62,30 @@ test('a pool whose workers are one Grid Engine array job runs a sweep', {
   assert.deepEqual((await status('GE', { cwd })).counts, counts({ succeeded: 20 }));
   const log = await runDrover(['logs', 'GE', '3'], { cwd });
   assert.equal(log.stdout, `${jobs[0]} 3\n`, 'the task ran inside the Grid Engine array task');
+  // Scaling counts the array elements on their way: asking for 3 twice submits one more array, not two.
+  for (let i = 0; i < 2; i++) {
+    const sc = await runDrover(['pool', 'scale', 'ge', '--workers', '3'], { cwd });
+    assert.equal(sc.code, 0, sc.stderr);
+  }
+  assert.equal(poolJobs(cwd).length, 2);
+  await waitFor(
+    '3 workers ready',
+    async () =>
+      (
+        JSON.parse((await runDrover(['pool', 'status', 'ge', '--json'], { cwd })).stdout) as {
+          workers: { state: string }[];
+        }
+      ).workers.filter((w) => w.state === 'ready').length === 3,
+    150_000,
+  );
   const down = await runDrover(['pool', 'down', 'ge'], { cwd });
   assert.equal(down.code, 0, down.stderr);
   await waitFor(
-    'the array job to leave the queue',
-    () => !spawnSync('qstat', [], { encoding: 'utf8' }).stdout.includes(` ${jobs[0]} `),
+    'the array jobs to leave the queue',
+    () => {
+      const q = spawnSync('qstat', [], { encoding: 'utf8' }).stdout;
+      return poolJobs(cwd).every((j) => !q.includes(` ${j} `));
+    },
     60_000,
     500,
   );

@@ -102,7 +102,7 @@ test('SIGKILL of one worker mid-run: its running task shows a lost attempt and s
   const listed = await list('K', { cwd });
   for (const a of lost) assert.equal(listed[a.task_id - 1]!.attempts, a.attempt + 1);
   // The killed worker's pool goes on with 3 workers; the dead one is shown lost.
-  const after = JSON.parse((await runDrover(['pool', 'status', 'p', '--json'], { cwd })).stdout) as {
+  const after = JSON.parse((await runDrover(['pool', 'status', 'p', '--json', '--all'], { cwd })).stdout) as {
     workers: { pid: number; state: string }[];
   };
   assert.equal(after.workers.find((w) => w.pid === victim.pid)!.state, 'lost');
@@ -133,4 +133,50 @@ test('SIGKILL of the server mid-run, then a restart: the launch completes, nothi
   assert.equal(rows.length, n, 'one attempt per task: nothing lost, nothing rerun');
   assert.ok(rows.every((a) => a.state === 'succeeded' && a.attempt === 1));
   ranOnce(cwd, n);
+});
+
+test('SIGKILL of the server, then a restart on another port: workers come back under their own ids, nothing lost', async (t) => {
+  const ctx = await poolWorkspace(t);
+  const { cwd } = ctx;
+  const n = 120;
+  await sleepers(cwd, 'N', n, '0.1');
+  await createPool(cwd, 'p', ['--workers', '2', '--cpus', '2']);
+  const ids = async () =>
+    (
+      JSON.parse((await runDrover(['pool', 'status', 'p', '--json'], { cwd })).stdout) as {
+        workers: { id: string; state: string }[];
+      }
+    ).workers
+      .filter((w) => w.state === 'ready')
+      .map((w) => w.id)
+      .sort();
+  const before = await ids();
+  assert.equal(before.length, 2);
+  const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'N'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  await waitFor('20 tasks done', async () => (await status('N', { cwd })).counts.succeeded >= 20);
+  const oldPort = ctx.server.port;
+  ctx.server.proc.child.kill('SIGKILL');
+  await ctx.server.proc.result;
+  await new Promise((res) => setTimeout(res, 1000));
+  // Keep the old port busy so the new controller cannot get it: the workers must find the new one.
+  const net = await import('node:net');
+  const blocker = net.createServer((sock) => sock.destroy());
+  await new Promise<void>((res, rej) => {
+    blocker.once('error', rej);
+    blocker.listen(oldPort, '127.0.0.1', () => res());
+  }).catch(() => {});
+  t.after(() => blocker.close());
+  ctx.server = await startServer(cwd, ['--lost-after', '5']);
+  assert.notEqual(ctx.server.port, oldPort);
+  await waitFor(
+    'the launch to end',
+    async () => (await status('N', { cwd })).counts.succeeded === n,
+    120_000,
+  );
+  const rows = attempts(cwd, 'N');
+  assert.equal(rows.length, n, 'one attempt per task: nothing lost, nothing rerun');
+  assert.ok(rows.every((a) => a.state === 'succeeded' && a.attempt === 1));
+  ranOnce(cwd, n);
+  assert.deepEqual(await ids(), before, 'the same workers, under the ids the controller gave them');
 });

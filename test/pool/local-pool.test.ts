@@ -162,7 +162,7 @@ test('cancel, pool status and pool down work on a pool launch', async (t) => {
   // Scale up, then down: the extra workers drain and leave.
   const poolStates = async () =>
     (
-      JSON.parse((await runDrover(['pool', 'status', 'p', '--json'], { cwd })).stdout) as {
+      JSON.parse((await runDrover(['pool', 'status', 'p', '--json', '--all'], { cwd })).stdout) as {
         workers: { state: string }[];
       }
     ).workers.map((w) => w.state);

@@ -74,11 +74,30 @@ test('a pool whose workers are one Slurm array runs a sweep', { skip: SKIP, time
   const log = await runDrover(['logs', 'SL', '5'], { cwd });
   assert.equal(log.stdout, `${jobs[0]} 5\n`, 'the task ran inside the Slurm array element');
 
+  // Scaling counts the array elements on their way: asking for 3 twice submits one more array, not two.
+  for (let i = 0; i < 2; i++) {
+    const sc = await runDrover(['pool', 'scale', 'sl', '--workers', '3'], { cwd });
+    assert.equal(sc.code, 0, sc.stderr);
+  }
+  assert.equal(poolJobs(cwd).length, 2);
+  await waitFor(
+    '3 workers ready',
+    async () =>
+      (
+        JSON.parse((await runDrover(['pool', 'status', 'sl', '--json'], { cwd })).stdout) as {
+          workers: { state: string }[];
+        }
+      ).workers.filter((w) => w.state === 'ready').length === 3,
+    150_000,
+  );
   const down = await runDrover(['pool', 'down', 'sl'], { cwd });
   assert.equal(down.code, 0, down.stderr);
   await waitFor(
-    'the array to leave the queue',
-    () => spawnSync('squeue', ['-h', '-j', jobs[0]!, '-o', '%i'], { encoding: 'utf8' }).stdout.trim() === '',
+    'the arrays to leave the queue',
+    () =>
+      spawnSync('squeue', ['-h', '-j', poolJobs(cwd).join(','), '-o', '%i'], {
+        encoding: 'utf8',
+      }).stdout.trim() === '',
     60_000,
     500,
   );

@@ -27,7 +27,7 @@ const end = (task: number): EndRecord => ({
 
 test('records are numbered in batches and resent until acknowledged; held tasks end with their acked end', () => {
   const o = new Outbox();
-  o.holding.set('1:5', { launch: 1, task: 5 });
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 1 });
   o.add(1, start(5));
   const first = o.take();
   assert.deepEqual(
@@ -50,4 +50,57 @@ test('records are numbered in batches and resent until acknowledged; held tasks 
   o.ack(7);
   o.add(2, start(1));
   assert.equal(o.take()[0]!.seq, 8);
+});
+
+test('a report never exceeds its record and size limits, however much piled up; a batch is split to fit', () => {
+  const o = new Outbox();
+  for (let t = 1; t <= 5000; t++) o.add(1, start(t));
+  o.add(2, end(1));
+  const first = o.take(2000, 1 << 30);
+  assert.equal(
+    first.reduce((n, b) => n + b.records.length, 0),
+    2000,
+  );
+  assert.ok(first.every((b) => b.records.length <= 2000));
+  // By size: records of about 100 characters, at most 10,000 characters a report.
+  const big = new Outbox();
+  for (let t = 1; t <= 1000; t++) big.add(1, start(t));
+  const report = big.take(2000, 10_000);
+  const chars = report.flatMap((b) => b.records).reduce((n, r) => n + JSON.stringify(r).length, 0);
+  assert.ok(chars <= 10_000, `${chars} characters`);
+  assert.ok(report.length >= 1);
+  // Everything goes, in order, over successive reports.
+  let seen = 0;
+  let last = 0;
+  for (let i = 0; i < 200 && big.pending; i++) {
+    const r = big.take(2000, 10_000);
+    for (const b of r) {
+      assert.ok(b.seq > last);
+      last = b.seq;
+      seen += b.records.length;
+    }
+    big.ack(last);
+  }
+  assert.equal(seen, 1000);
+});
+
+test('records the controller refused are dropped, with their task when it is that attempt', () => {
+  const o = new Outbox();
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 1 });
+  o.holding.set('1:6', { launch: 1, task: 6, attempt: 2 });
+  o.add(1, start(5));
+  o.add(1, end(5));
+  o.add(1, { ...start(6), attempt: 2 });
+  o.take();
+  // Attempt 1 of task 6 is refused, but the worker runs its attempt 2: task 6 stays held.
+  o.refuse([
+    { launch: 1, task: 5, attempt: 1 },
+    { launch: 1, task: 6, attempt: 1 },
+  ]);
+  const left = o.take();
+  assert.deepEqual(
+    left.flatMap((b) => b.records.map((r) => [r.type, (r as StartRecord).task])),
+    [['start', 6]],
+  );
+  assert.deepEqual([...o.holding.keys()], ['1:6']);
 });

@@ -5,10 +5,12 @@ import { formatDuration, note, printJson } from '../../cli/output.js';
 import { openWorkspace } from '../../cli/workspace.js';
 import { usageError } from '../../errors.js';
 import { STATES } from '../../ledger/states.js';
+import { type ApiClient, ApiError } from '../../protocol/client.js';
 import type { CreateLaunchRequest, LaunchCreated, LaunchProgress } from '../../protocol/messages.js';
 import { validateJobname } from '../../sweep/index.js';
 import { formatSize } from '../../util/size.js';
-import { call, connect } from './client.js';
+import { apiError, call, connect } from './client.js';
+import { readServerInfo } from './server-info.js';
 
 /** `drover launch` options that only a pool launch has. */
 export interface PoolLaunchOptions {
@@ -98,6 +100,7 @@ export async function launchOnPool(
     return 0;
   }
   const api = connect(ws.paths);
+  const show = !opts.json && !opts.quiet;
   const t0 = process.hrtime.bigint();
   const made = await call<LaunchCreated | { launch: null; jobname: string; tasks: 0 }>(
     api,
@@ -120,6 +123,7 @@ export async function launchOnPool(
     tasklist: made.tasklist,
     submit_ms: Math.round(submitMs * 100) / 100,
   };
+  if (made.workers === 0 && !opts.quiet) note(noWorkers(made.pool));
   if (!opts.follow) {
     if (opts.json) printJson(base);
     else {
@@ -129,18 +133,69 @@ export async function launchOnPool(
     }
     return 0;
   }
-  if (!opts.json && !opts.quiet)
-    note(`launch ${made.launch}: ${made.tasks} task(s) of '${made.jobname}' on pool ${made.pool}`);
-  const p = await follow(api, made.launch, !opts.json && !opts.quiet);
+  if (show) note(`launch ${made.launch}: ${made.tasks} task(s) of '${made.jobname}' on pool ${made.pool}`);
+  const p = await follow(api, made.launch, show, () =>
+    process.env.DROVER_SERVER === undefined ? readServerInfo(ws.paths)?.url : undefined,
+  );
   if (opts.json) printJson({ ...base, counts: p.counts });
   return p.counts.succeeded === p.tasks ? 0 : 1;
 }
 
-/** Print a progress line each time the launch changes (long-poll), until it is done. */
-async function follow(api: ReturnType<typeof connect>, id: string, show: boolean): Promise<LaunchProgress> {
+/** What to say when a pool has no live worker. */
+function noWorkers(pool: string): string {
+  return `drover: pool ${pool} has no live worker: the tasks wait until one registers (drover pool status ${pool} --all; drover pool scale ${pool} --workers N)`;
+}
+
+/** How long --follow waits for a controller that went away (as workers do). */
+const PATIENCE_MS = 600_000;
+
+/**
+ * Ask the controller, and when it is away (restarting, maybe on another port: `url()` re-reads server.json),
+ * ask again with backoff until it is back, up to PATIENCE_MS.
+ */
+async function ask<T>(
+  api: ApiClient,
+  path: string,
+  url: () => string | undefined,
+  show: boolean,
+): Promise<T> {
+  let since: number | undefined;
+  let delay = 100;
+  for (;;) {
+    try {
+      const answer = await api.call<T>('GET', path);
+      if (since !== undefined && show) note('drover: the server is back: following again');
+      return answer;
+    } catch (err) {
+      const away = err instanceof ApiError && (err.status === 0 || err.status === 503);
+      if (!away) throw apiError(err);
+      if (since === undefined) {
+        since = Date.now();
+        if (show) note(`drover: lost the server (${err.message}): reconnecting`);
+      } else if (Date.now() - since > PATIENCE_MS) {
+        throw apiError(err);
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(1000, delay * 2);
+      api.url = url() ?? api.url;
+    }
+  }
+}
+
+/**
+ * Print a progress line each time the launch changes (long-poll), until it is done; say so while its pool has no
+ * live worker; ride out a restart of the controller.
+ */
+async function follow(
+  api: ApiClient,
+  id: string,
+  show: boolean,
+  url: () => string | undefined,
+): Promise<LaunchProgress> {
   const t0 = Date.now();
-  let p = await call<LaunchProgress>(api, 'GET', `/launches/${id}`);
+  let p = await ask<LaunchProgress>(api, `/launches/${id}`, url, show);
   let last = '';
+  let idle = p.workers === 0;
   for (;;) {
     const line = STATES.filter((s) => p.counts[s]! > 0)
       .map((s) => `${s} ${p.counts[s]}`)
@@ -150,8 +205,10 @@ async function follow(api: ReturnType<typeof connect>, id: string, show: boolean
       last = line;
     }
     if (!p.open) return p;
+    if (p.workers === 0 && !idle && show) note(noWorkers(p.pool));
+    idle = p.workers === 0;
     // At most a few updates a second: each answer counts the launch's tasks.
     await new Promise((r) => setTimeout(r, 300));
-    p = await call<LaunchProgress>(api, 'GET', `/launches/${id}?since=${p.version}&wait=20`);
+    p = await ask<LaunchProgress>(api, `/launches/${id}?since=${p.version}&wait=20`, url, show);
   }
 }

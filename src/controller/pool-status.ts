@@ -1,0 +1,101 @@
+import type { Ledger } from '../ledger/ledger.js';
+import type { PoolStatus, WorkerStatus } from '../protocol/messages.js';
+import { getPool, type PoolContext } from './pool-row.js';
+
+/** Most gone workers' reasons a pool status names. */
+const REASONS = 5;
+
+/**
+ * What `drover pool status` shows: the live workers (setup, ready, draining); with `all`, the lost and stopped
+ * ones of this pool's incarnation too (newest first). Always: how many are gone, and the latest reasons why.
+ */
+export function poolStatus(ctx: PoolContext, name: string, all = false): PoolStatus {
+  const p = getPool(ctx.ledger, name, false);
+  const now = Date.now() / 1000;
+  const round = (s: number) => Math.round(s * 10) / 10;
+  const workers: WorkerStatus[] = [...ctx.controller.workers.values()]
+    .filter((w) => w.pool === name && w.state !== 'lost' && w.state !== 'stopped')
+    .map((w) => ({
+      id: w.id,
+      host: w.host,
+      pid: w.pid,
+      state: w.state,
+      slots: w.slots,
+      free_slots: Math.max(0, w.slots - w.held.size),
+      tasks: [...w.held.keys()],
+      seen_ago: round(now - w.lastSeen),
+      reason: null,
+    }));
+  const gone = ctx.ledger
+    .stmt(
+      `SELECT id, host, pid, state, slots, last_seen, reason FROM pool_workers
+       WHERE pool = ? AND registered_at >= ? AND state IN ('lost', 'stopped') ORDER BY last_seen DESC, id`,
+    )
+    .all(name, p.created_at) as {
+    id: string;
+    host: string;
+    pid: number;
+    state: string;
+    slots: number;
+    last_seen: number;
+    reason: string | null;
+  }[];
+  if (all) {
+    for (const g of gone) {
+      workers.push({
+        id: g.id,
+        host: g.host,
+        pid: g.pid,
+        state: g.state,
+        slots: g.slots,
+        free_slots: 0,
+        tasks: [],
+        seen_ago: round(now - g.last_seen),
+        reason: g.reason,
+      });
+    }
+  }
+  const reasons = [...new Set(gone.map((g) => g.reason).filter((r): r is string => r !== null))];
+  let queued = 0;
+  let running = 0;
+  for (const l of ctx.controller.launches.values()) {
+    if (l.pool !== name) continue;
+    queued += Math.max(0, l.remaining - l.inFlight);
+    running += l.inFlight;
+  }
+  return {
+    name: p.name,
+    backend: p.backend,
+    state: p.state,
+    workers_wanted: p.workers,
+    per_worker: { cpus: p.cpus, gpus: p.gpus, mem_mb: p.mem_mb, slots: p.slots, duration: p.duration },
+    setup: p.setup,
+    workers,
+    workers_gone: gone.length,
+    gone_reasons: reasons.slice(0, REASONS),
+    queued,
+    running,
+    handles: JSON.parse(p.handles) as unknown[],
+  };
+}
+
+/** Live workers of a pool now (setup, ready or draining). */
+export function liveWorkerCount(ctx: PoolContext, name: string): number {
+  let n = 0;
+  for (const w of ctx.controller.workers.values()) {
+    if (w.pool === name && w.state !== 'lost' && w.state !== 'stopped') n++;
+  }
+  return n;
+}
+
+/** Every pool's name and state. */
+export function listPools(
+  ledger: Ledger,
+): { name: string; backend: string; state: string; workers: number }[] {
+  return ledger.stmt('SELECT name, backend, state, workers FROM pools ORDER BY name').all() as {
+    name: string;
+    backend: string;
+    state: string;
+    workers: number;
+  }[];
+}
