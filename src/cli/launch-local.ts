@@ -141,8 +141,8 @@ export async function launchLocal(p: PreparedLaunch): Promise<number> {
     }
   } else refresh(ws.ledger, job.id);
   const counts = launchCounts(ws.ledger, launch.id);
-  // After SIGHUP no terminal is left to read the summary.
-  if (result.interrupted === 'SIGHUP') return signalExitCode('SIGHUP');
+  // After SIGHUP no terminal is left to read the summary; output to a file or a pipe (nohup, a log) still gets it.
+  if (result.interrupted === 'SIGHUP' && process.stdout.isTTY) return signalExitCode('SIGHUP');
   if (opts.json) printJson({ ...base, counts });
   else printLaunchSummary(ws.ledger, job.id, launch.id, job.name);
   if (result.interrupted) return signalExitCode(result.interrupted);
