@@ -8,7 +8,7 @@ import { isFailedState, STATES } from '../ledger/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
-import { openExistingWorkspace } from './workspace.js';
+import { handMadeJobs, openExistingWorkspace } from './workspace.js';
 
 /** Register `drover status`. */
 export function registerStatus(program: Command): void {
@@ -33,8 +33,10 @@ function status(name: string | undefined, json: boolean): void {
   }
   if (name === undefined) {
     refresh(ws.ledger);
-    const rows = listJobs(ws.ledger)
-      .map((j) => loadJob(ws, j.name, { report: note }))
+    // The ledger's jobs in the order they were made, then jobfiles it does not know yet (onager's, or by hand).
+    const names = new Set([...listJobs(ws.ledger).map((j) => j.name), ...handMadeJobs(ws.paths)]);
+    const rows = [...names]
+      .map((n) => loadJob(ws, n, { report: note }))
       .map((j) => ({
         jobname: j.name,
         tasks: j.task_count,

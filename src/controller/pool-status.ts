@@ -56,13 +56,17 @@ export function poolStatus(ctx: PoolContext, name: string, all = false): PoolSta
     }
   }
   const reasons = [...new Set(gone.map((g) => g.reason).filter((r): r is string => r !== null))];
+  // Running: started on a worker (as `list` says); a task handed to a worker that has not started it is queued.
   let queued = 0;
   let running = 0;
   for (const l of ctx.controller.launches.values()) {
-    if (l.pool !== name) continue;
-    queued += Math.max(0, l.remaining - l.inFlight);
-    running += l.inFlight;
+    if (l.pool === name) queued += Math.max(0, l.remaining);
   }
+  for (const w of ctx.controller.workers.values()) {
+    if (w.pool !== name) continue;
+    for (const h of w.held.values()) if (h.started) running++;
+  }
+  queued = Math.max(0, queued - running);
   return {
     name: p.name,
     backend: p.backend,

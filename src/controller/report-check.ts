@@ -29,6 +29,8 @@ export function refusedRecords(
   const refuse = (launch: number, task: number, attempt: number) =>
     refused.set(`${launch}:${task}:${attempt}`, { launch, task, attempt });
   for (const b of batches) {
+    // A batch names its launch even when it has no record: one not open is no launch of this worker's.
+    if (b.records.length === 0 && !openLaunches.has(b.launch)) refuse(b.launch, 0, 0);
     for (const r of b.records) {
       const attempt = r.type === 'start' || r.type === 'end' ? r.attempt : 0;
       if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip') {

@@ -87,7 +87,8 @@ export const registerSchema = {
     id: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,128}$' },
     secret: { type: 'string', minLength: 1, maxLength: 256 },
     pool: name,
-    host: { type: 'string', minLength: 1, maxLength: 256 },
+    // Shown in tables: no control characters (a newline would forge a row).
+    host: { type: 'string', pattern: '^[^\\u0000-\\u001f\\u007f]{1,256}$' },
     pid: int(1, 2 ** 31 - 1),
     resources,
     slots: int(1, 100_000),

@@ -14,7 +14,7 @@ import { DroverError, isSystemError } from '../errors.js';
 import { pythonJsonString, topLevelKeys } from './python-json.js';
 import type { JobEntry, SweepTask } from './types.js';
 
-const REWRITE = 'fix or remove it, or run prelaunch without +append to write a new one';
+const REWRITE = 'fix or remove it, or write a new one with drover prelaunch (without +append)';
 
 /**
  * Read an onager/drover jobfile, `{"1": ["<command>", "<tag>"], ...}`, keeping the file's order (as onager's
@@ -28,7 +28,7 @@ export function readJobfile(path: string): Map<number, JobEntry> {
     const code = (err as NodeJS.ErrnoException).code;
     const message =
       code === 'ENOENT'
-        ? `jobfile ${path} does not exist; run drover prelaunch for this job first (without +append)`
+        ? `jobfile ${path} does not exist; write it with drover prelaunch first (without +append)`
         : `jobfile ${path} cannot be read (${code ?? String(err)}); check its permissions and that it is a file`;
     throw new DroverError('conflict', message, { cause: err });
   }
@@ -36,7 +36,11 @@ export function readJobfile(path: string): Map<number, JobEntry> {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    // V8 quotes the text it could not parse: never echo a file's contents (it may be any file, e.g. /etc/shadow).
+    const why = (err instanceof Error ? err.message : String(err)).replace(
+      /"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g,
+      '…',
+    );
     throw new DroverError('conflict', `jobfile ${path} is not valid JSON (${why}); ${REWRITE}`, {
       cause: err,
     });

@@ -20,8 +20,10 @@ export function parseSize(text: string, flag: string, range: Range = MEMORY_MIB)
       `${flag} ${quoted(text)} is not a memory size: write e.g. 500M, 4G, 4GiB or 1.5T (a bare number is G)`,
     );
   }
-  const mib = Math.ceil(Number(m[1]) * MIB_PER[m[2] ?? 'G']!);
-  if (!(mib >= range.min && mib <= range.max)) {
+  // The range is of what was asked, not of it rounded up to whole MiB: `0.5K` is below 1M, not 1M.
+  const exact = Number(m[1]) * MIB_PER[m[2] ?? 'G']!;
+  const mib = Math.ceil(exact);
+  if (!(exact >= range.min && mib <= range.max)) {
     throw usageError(
       `${flag} ${quoted(text)} is out of range: give a size from ${formatSize(range.min)} to ${formatSize(range.max)}`,
     );

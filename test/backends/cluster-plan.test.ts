@@ -59,7 +59,7 @@ test('Slurm: keys past MaxArraySize are split and re-based to start at 1', () =>
   assert.deepEqual(back, keys);
 });
 
-test('Grid Engine: one submission per block', () => {
+test('one range per submission: each block of keys is a submission of its own', () => {
   const subs = planSubmissions([1, 2, 3, 5, 6, 7, 8, 9, 13], {
     maxIndex: 75000,
     maxCount: 75000,
@@ -72,5 +72,32 @@ test('Grid Engine: one submission per block', () => {
       ['5-9', 5],
       ['13', 1],
     ],
+  );
+});
+
+test('Grid Engine: elements 1..k are one submission within the limit, as few as it needs past it', () => {
+  const ge = (n: number) => ({ maxIndex: n, maxCount: n, oneRangePerSubmission: true });
+  const keys = (k: number) => Array.from({ length: k }, (_, i) => i + 1);
+  const one = planSubmissions(keys(9), ge(75000));
+  assert.deepEqual(
+    one.map((s) => [s.offset, formatBlocks(s.blocks), s.count]),
+    [[0, '1-9', 9]],
+  );
+  assert.deepEqual(
+    planSubmissions(keys(75000), ge(75000)).map((s) => [s.offset, formatBlocks(s.blocks)]),
+    [[0, '1-75000']],
+  );
+  const split = planSubmissions(keys(160001), ge(75000));
+  assert.deepEqual(
+    split.map((s) => [s.offset, formatBlocks(s.blocks), s.count]),
+    [
+      [0, '1-75000', 75000],
+      [75000, '1-75000', 75000],
+      [150000, '1-10001', 10001],
+    ],
+  );
+  assert.deepEqual(
+    planSubmissions(keys(5), ge(Number.POSITIVE_INFINITY)).map((s) => formatBlocks(s.blocks)),
+    ['1-5'],
   );
 });

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import { lines, runDrover } from '../helpers/drover.js';
 import { snapshot, tempWorkspace } from '../helpers/workspace.js';
@@ -54,4 +56,29 @@ test('a first launch --command in a fresh folder prints the notice once', async 
   const r = await runDrover(['launch', '--command', 'true', '--jobname', 'C', '-q'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(lines(r.stderr).filter((l) => /created .*\.drover/.test(l)).length, 1, r.stderr);
+});
+
+test('a jobfile written by onager or by hand in a folder with no ledger yet is a job every command sees', async (t) => {
+  const cwd = tempWorkspace(t);
+  const dir = path.join(cwd, '.drover', 'jobs', 'k');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'jobs.json'), '{"1": ["echo one", ""], "3": ["echo three", "t3"]}');
+  const all = await runDrover(['status', '--json'], { cwd });
+  assert.equal(all.code, 0, all.stderr);
+  assert.deepEqual(
+    (JSON.parse(all.stdout) as { jobname: string; tasks: number }[]).map((j) => [j.jobname, j.tasks]),
+    [['k', 2]],
+  );
+  const listed = await runDrover(['list', 'k', '--json'], { cwd });
+  assert.deepEqual(
+    (JSON.parse(listed.stdout) as { task: number; state: string }[]).map((x) => [x.task, x.state]),
+    [
+      [1, 'pending'],
+      [3, 'pending'],
+    ],
+  );
+  const launched = await runDrover(['launch', '--jobname', 'k', '-q'], { cwd });
+  assert.equal(launched.code, 0, launched.stderr);
+  const after = await runDrover(['status', 'k', '--json'], { cwd });
+  assert.equal((JSON.parse(after.stdout) as { counts: { succeeded: number } }).counts.succeeded, 2);
 });

@@ -82,6 +82,8 @@ test('hostile requests get a 4xx and leave the ledger byte for byte as it was', 
     fc
       .tuple(fc.constantFrom(directLaunch, bLaunch + 1, 999_999), anyTask, attempt)
       .map(([l, task, a]) => ({ launch: l, records: [startRecord(task, a), endRecord(task, a)] })),
+    // Another launch, with no record at all (this was a 500).
+    fc.constantFrom(directLaunch, bLaunch + 1, 999_999).map((l) => ({ launch: l, records: [] as unknown[] })),
     // Its launch, a task it does not hold.
     fc
       .tuple(fc.integer({ min: 5, max: 1_000_000 }), attempt)

@@ -35,9 +35,21 @@ function attemptRow(cwd: string, job: string, task: number) {
 test('a worker may report only the attempts it was given, and never a direct launch; log paths are the controller’s', {
   timeout: 120_000,
 }, async (t) => {
-  const { cwd, directLaunch, bLaunch, honest, given, evil } = await twoPools(t);
+  const { cwd, server, directLaunch, bLaunch, honest, given, evil } = await twoPools(t);
   const g = given[0]!;
   const before = dumpLedger(cwd);
+  // A host is shown in tables: one with control characters (a newline would forge a row) is refused.
+  for (const host of ['a\nb', 'x\u0000', 'tab\there', '\u001b[2J']) {
+    const r = await api(
+      server.url,
+      'POST',
+      '/workers/register',
+      poolToken(cwd, 'b'),
+      registration('b', { host }),
+    );
+    assert.equal(r.status, 400, `host ${JSON.stringify(host)}: ${JSON.stringify(r.body)}`);
+  }
+  assert.equal(dumpLedger(cwd), before);
   const report = (launch: number, task: number, attempt: number, out = '/etc/passwd') => ({
     batches: [
       {
@@ -69,6 +81,18 @@ test('a worker may report only the attempts it was given, and never a direct lau
   });
   assert.equal(e.status, 403);
   assert.equal(dumpLedger(cwd), before);
+  // A batch with no record names a launch too: one that is not open is refused (it was a 500).
+  for (const launch of [directLaunch, bLaunch + 1, 999]) {
+    const a = await honest.call('/report', { batches: [{ seq: 1, launch, records: [] }] });
+    assert.equal(a.status, 403, JSON.stringify(a.body));
+    assert.equal(dumpLedger(cwd), before);
+  }
+  // Tasks handed to a worker that has not started them are queued, as `list` says, not running.
+  const st = JSON.parse((await runDrover(['pool', 'status', 'b', '--json'], { cwd })).stdout) as {
+    running: number;
+    queued: number;
+  };
+  assert.deepEqual([st.running, st.queued], [0, given.length]);
 
   // Its own task: taken, with the log paths the controller decides and the host the worker registered.
   const ok = await honest.call('/report', report(bLaunch, g.task, g.attempt));

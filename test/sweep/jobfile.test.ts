@@ -103,12 +103,18 @@ test('reading tolerates whitespace and pretty-printing, and folds duplicate ids 
 
 test('a missing, unreadable or corrupt jobfile is a conflict naming the path', () => {
   const missing = fresh();
-  conflict(() => readJobfile(missing), new RegExp(`jobfile ${missing} does not exist; run drover prelaunch`));
+  conflict(
+    () => readJobfile(missing),
+    new RegExp(`jobfile ${missing} does not exist; write it with drover prelaunch`),
+  );
   const dir = fresh();
   mkdirSync(dir, { recursive: true });
   conflict(() => readJobfile(dir), /cannot be read \(EISDIR\)/);
   const cases: Array<[string, RegExp]> = [
-    ['{"1": ["a", "b"]', /is not valid JSON .*; fix or remove it, or run prelaunch without \+append/],
+    [
+      '{"1": ["a", "b"]',
+      /is not valid JSON .*; fix or remove it, or write a new one with drover prelaunch \(without \+append\)/,
+    ],
     ['', /is not valid JSON/],
     ['[["a", "b"]]', /is not a JSON object of task id to \[command, tag\]/],
     ['null', /is not a JSON object/],
@@ -124,6 +130,23 @@ test('a missing, unreadable or corrupt jobfile is a conflict naming the path', (
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, text);
     conflict(() => readJobfile(path), message);
+  }
+});
+
+test('a jobfile that is no JSON is refused without quoting it: it may be any file (/etc/shadow)', () => {
+  for (const text of [
+    'root:x:0:0:root:/root:/bin/bash\n',
+    'secret-token-123 {"1": ["a", "b"]}',
+    '{"1": ["a", "b"]} trailing-secret',
+  ]) {
+    const path = fresh();
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+    assert.throws(
+      () => readJobfile(path),
+      (err: Error) => /is not valid JSON/.test(err.message) && !/root:x|secret|trailing/.test(err.message),
+      `the message quotes none of ${JSON.stringify(text)}`,
+    );
   }
 });
 

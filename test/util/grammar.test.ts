@@ -92,12 +92,13 @@ test('sizes: binary units with optional B or iB in any case, a bare number is G,
     assert.equal(s(t), 4096, t);
   assert.equal(s('1.5G'), 1536);
   assert.equal(s('500M'), 500);
-  assert.equal(s('1K'), 1, 'rounded up to whole MiB');
+  assert.equal(s('1025K'), 2, 'rounded up to whole MiB');
+  assert.equal(s('1024K'), 1);
   assert.equal(s('1P'), 2 ** 30);
   assert.equal(s('2T'), 2 * 1024 ** 2);
   for (const bad of ['', '5Q', '-5G', '4 GB', '4B', '1e3G', '0x10G', 'G', '.5G', 'lots', '4GiBB', '٤G'])
     refuses(() => s(bad), /--mem '.*' is not a memory size/);
-  for (const over of ['0', '0G', '1.1P', '2P', '9'.repeat(400)])
+  for (const over of ['0', '0G', '1K', '0.5K', '1023K', '0.5M', '1.1P', '2P', '9'.repeat(400)])
     refuses(() => s(over), /--mem '.*' is out of range: give a size from 1M to 1P/);
 });
 

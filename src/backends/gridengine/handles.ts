@@ -19,8 +19,9 @@ export interface GridEngineHandles {
   /** Tasks per array element (1: one task per element). */
   tasksPerNode: number;
   /**
-   * How groups are keyed: `task` (one task per element, key = task id, so qstat shows task ids) or `index`
-   * (key = 1 + the group's position: packed launches, and tasklists too scattered for one qsub per block).
+   * How groups are keyed. `index` (every launch since one qsub per launch): key = element number = 1 + the
+   * group's position among the launch's tasks in id order, as launch.json lists them. `task`: key = task id,
+   * one array per tasklist block; launches recorded by older drovers (handles without `keys` are those).
    */
   keys: 'task' | 'index';
   /** When reconciliation first saw an element gone from qstat with tasks not yet accounted for (`job.index`). */
@@ -57,8 +58,9 @@ export function elementName(job: string, index: number): string {
 }
 
 /**
- * The groups of a launch's tasks (ids in order) as the launch keyed them: planGroups' keys, or 1 + the group's
- * position for `index`. Pure; submission and reconciliation both place tasks with it.
+ * The groups of a launch's tasks (ids in order) as the launch keyed them: 1 + the group's position for `index`
+ * (the element numbers launch.json maps to tasks), or planGroups' keys (task ids) for old `task` launches. Pure;
+ * submission and reconciliation both place tasks with it.
  */
 export function keyedGroups(
   tasks: readonly LaunchTask[],

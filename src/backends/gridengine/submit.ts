@@ -6,107 +6,49 @@ import { type GroupTask, type LaunchFile, type RunSettings, writeFileAtomic } fr
 import { singleEnv, writeSingleRunner } from '../../runner/single.js';
 import { condenseIds } from '../../tasklist/tasklist.js';
 import type { Preview, PreviewRequest, SubmitRequest, SubmitResult } from '../backend.js';
-import { planSubmissions, type Submission } from '../cluster/plan.js';
+import { type ArrayLimit, readArrayLimit } from './cluster-config.js';
 import { qdel, qdelElements, qsub } from './commands.js';
 import {
   elementDir,
   type GridEngineArray,
   type GridEngineHandles,
-  keyedGroups,
   launchElements,
   readHandles,
 } from './handles.js';
-import { elementResources, sanitizeJobName } from './options.js';
+import { elementResources } from './options.js';
 import { isErrorState } from './parse.js';
+import { perJobThrottle, planLaunch, scriptPath } from './plan.js';
 import { forgetQueue, queueSnapshot } from './queue.js';
 import { launchTaskStates } from './reconcile.js';
 import { elementScript } from './script.js';
 
-/** Grid Engine's array limits: indices 1..75000, one `first-last:step` range per qsub. */
-const LIMITS = { maxIndex: 75000, maxCount: 75000, oneRangePerSubmission: true };
-
-/**
- * More qsub calls than this for one launch (a scattered tasklist, e.g. `--failed` after a big sweep) and the
- * elements are numbered 1..N instead of by task id, so the launch is one submission.
- */
-const MAX_SUBMISSIONS = 16;
-
-/** Plan the groups and submissions: by task id while that takes few qsub calls, else by position. */
-function plan(tasks: readonly LaunchTask[], tasksPerNode: number) {
-  let keys: GridEngineHandles['keys'] = tasksPerNode > 1 ? 'index' : 'task';
-  let groups = keyedGroups(tasks, tasksPerNode, keys);
-  let subs = planSubmissions(
-    groups.map((g) => g.key),
-    LIMITS,
-  );
-  if (keys === 'task' && subs.length > MAX_SUBMISSIONS) {
-    keys = 'index';
-    groups = keyedGroups(tasks, tasksPerNode, keys);
-    subs = planSubmissions(
-      groups.map((g) => g.key),
-      LIMITS,
-    );
-  }
-  return { keys, groups, subs };
-}
-
-/**
- * The qsub argv of each submission (after `qsub`), for the script in `launchDir`: the one plan behind both
- * `submit` and `--dry-run`'s preview.
- */
-function qsubArgvs(
-  subs: readonly Submission[],
-  job: string,
-  launchDir: string,
-  res: ReturnType<typeof elementResources>,
-  extraArgs: readonly string[],
-): string[][] {
-  const logDir = elementDir(launchDir);
-  const base = [
-    '-terse',
-    '-notify',
-    '-V',
-    '-N',
-    sanitizeJobName(job),
-    '-S',
-    '/bin/bash',
-    '-cwd',
-    '-o',
-    path.join(logDir, '$JOB_ID.$TASK_ID.out'),
-    '-e',
-    path.join(logDir, '$JOB_ID.$TASK_ID.err'),
-    ...res.args,
-    ...extraArgs,
-  ];
-  return subs.map((sub) => [...base, '-t', rangeOf(sub), scriptPath(launchDir), String(sub.offset)]);
-}
-
-/** The script every element of a launch runs. */
-function scriptPath(launchDir: string): string {
-  return path.join(launchDir, 'element.sh');
-}
-
-/** `launch --dry-run`: the qsub commands a launch would run. Submits nothing. */
+/** `launch --dry-run`: the qsub commands a launch would run (asks the cluster its max_aj_tasks). Submits nothing. */
 export function previewGridEngine(req: PreviewRequest): Preview {
   const res = elementResources(req.request, req.config);
-  const { subs } = plan(req.tasks, req.request.tasksPerNode);
-  const warnings = [...res.warnings];
-  if (req.request.maxTasks !== undefined && subs.length > 1)
-    warnings.push(perJobThrottle(req.request.maxTasks, subs.length));
+  const limit = readArrayLimit();
+  const { subs } = planLaunch(
+    req.tasks,
+    req.request,
+    { job: req.job, launchDir: req.dir, maxAjTasks: limit.maxAjTasks },
+    res,
+  );
   return {
-    commands: qsubArgvs(subs, req.job, req.dir, res, req.request.extraArgs).map((a) => ['qsub', ...a]),
-    warnings,
+    commands: subs.map((s) => ['qsub', ...s.argv]),
+    warnings: warningsOf(res, limit, req.request.maxTasks, subs.length),
   };
 }
 
-function perJobThrottle(maxTasks: number, arrays: number): string {
-  return `--max-tasks ${maxTasks} applies to each of the ${arrays} array jobs (Grid Engine's -tc is per job)`;
-}
-
-/** `first-last:step` of a submission's one block. */
-function rangeOf(sub: Submission): string {
-  const b = sub.blocks[0]!;
-  return `${b.first}-${b.last}:${b.step}`;
+/** The warnings of a launch: its resources', an assumed max_aj_tasks, a -tc that applies per array job. */
+function warningsOf(
+  res: ReturnType<typeof elementResources>,
+  limit: ArrayLimit,
+  maxTasks: number | undefined,
+  arrays: number,
+): string[] {
+  const warnings = [...res.warnings];
+  if (limit.warning) warnings.push(limit.warning);
+  if (maxTasks !== undefined && arrays > 1) warnings.push(perJobThrottle(maxTasks, arrays));
+  return warnings;
 }
 
 /**
@@ -141,15 +83,22 @@ function clearErrorElements(ledger: Ledger, launch: LaunchRow, tasks: readonly L
 }
 
 /**
- * Submit a launch to Grid Engine: write launch.json and the element script into the launch folder, then one
- * `qsub -terse -t first-last:step` per block. If a later qsub fails, the arrays already submitted are deleted
- * before the error is thrown (the caller forgets the launch).
+ * Submit a launch to Grid Engine: write launch.json (which tasks each element number 1..k runs) and the element
+ * script into the launch folder, then one `qsub -terse -t 1-k` (more only past the cluster's max_aj_tasks). If a
+ * later qsub fails, the arrays already submitted are deleted before the error is thrown (the caller forgets the
+ * launch).
  */
 export function submitGridEngine(req: SubmitRequest): SubmitResult {
   const { launch, request, config } = req;
   const res = elementResources(request, config);
   const packed = request.tasksPerNode > 1;
-  const { keys, groups, subs } = plan(req.tasks, request.tasksPerNode);
+  const limit = readArrayLimit();
+  const { groups, subs } = planLaunch(
+    req.tasks,
+    request,
+    { job: req.settings.job, launchDir: launch.dir, maxAjTasks: limit.maxAjTasks },
+    res,
+  );
   clearErrorElements(req.ledger, launch, req.tasks);
 
   const settings: RunSettings = {
@@ -179,12 +128,11 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
   const spec = { ...req.drover, launchFile: launchPath, config, settings, ...(single ? { single } : {}) };
   fs.writeFileSync(script, elementScript(spec, logDir), { mode: 0o755 });
 
-  const argvs = qsubArgvs(subs, req.settings.job, launch.dir, res, request.extraArgs);
   const arrays: GridEngineArray[] = [];
   try {
-    for (const [i, sub] of subs.entries()) {
-      const id = qsub(argvs[i]!, req.settings.cwd);
-      arrays.push({ id, offset: sub.offset, range: rangeOf(sub) });
+    for (const s of subs) {
+      const id = qsub(s.argv, req.settings.cwd);
+      arrays.push({ id, offset: s.sub.offset, range: s.range });
     }
   } catch (err) {
     for (const a of arrays) qdel(a.id);
@@ -193,11 +141,8 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
     forgetQueue();
   }
 
-  const warnings = [...res.warnings];
-  if (request.maxTasks !== undefined && arrays.length > 1) {
-    warnings.push(perJobThrottle(request.maxTasks, arrays.length));
-  }
-  const handles: GridEngineHandles = { arrays, tasksPerNode: request.tasksPerNode, keys };
+  const warnings = warningsOf(res, limit, request.maxTasks, arrays.length);
+  const handles: GridEngineHandles = { arrays, tasksPerNode: request.tasksPerNode, keys: 'index' };
   const what = packed
     ? `${groups.length} element(s) of up to ${request.tasksPerNode} tasks, ${res.runnerSlots} at once`
     : `${groups.length} element(s)`;

@@ -3,49 +3,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe } from 'node:test';
 import { counts, list, status } from '../../helpers/contract.js';
-import { droverJson, lines, runDrover, startDrover } from '../../helpers/drover.js';
+import { lines, runDrover, startDrover } from '../../helpers/drover.js';
 import { isAlive, readRecords, waitFor, writeScript } from '../../helpers/workspace.js';
-import { clusterTest, clusterWorkspace, inQueue, launchedJobs } from './cluster.js';
-
-/** What `drover launch --backend gridengine --json` prints. */
-interface Launched {
-  launch: string;
-  tasks: number;
-  handles: { arrays: { id: string; offset: number; range: string }[]; tasksPerNode: number; keys: string };
-  warnings: string[];
-}
-
-/** Make job `job` in `cwd` with a real prelaunch. */
-async function prelaunch(cwd: string, job: string, ...args: string[]): Promise<void> {
-  const r = await runDrover(['prelaunch', '+jobname', job, ...args, '+q'], { cwd });
-  assert.equal(r.code, 0, r.stderr);
-}
-
-/** `drover launch --backend gridengine ... --json`. */
-function launch(cwd: string, job: string, ...args: string[]): Promise<Launched> {
-  const extra = args.indexOf('--');
-  const own = extra < 0 ? args : args.slice(0, extra);
-  const after = extra < 0 ? [] : args.slice(extra);
-  return droverJson<Launched>(
-    ['launch', '--backend', 'gridengine', '--jobname', job, ...own, '--json', ...after],
-    {
-      cwd,
-    },
-  );
-}
-
-/** Wait until no task of the job is queued or running; returns its status. */
-function settled(cwd: string, job: string, timeoutMs = 120_000) {
-  return waitFor(
-    `job ${job} settled`,
-    async () => {
-      const s = await status(job, { cwd });
-      return s.counts.queued + s.counts.running === 0 ? s : undefined;
-    },
-    timeoutMs,
-    500,
-  );
-}
+import {
+  clusterTest,
+  clusterWorkspace,
+  dryRun,
+  elementsInQueue,
+  inQueue,
+  launch,
+  launchedJobs,
+  prelaunch,
+  rangeArg,
+  settled,
+} from './cluster.js';
 
 describe('Grid Engine backend on a real cluster', { concurrency: 4 }, () => {
   clusterTest('failing tasks and one over its h_rt: exact counts and exit codes', async (t) => {
@@ -77,91 +48,104 @@ describe('Grid Engine backend on a real cluster', { concurrency: 4 }, () => {
   });
 
   clusterTest(
-    'a tasklist of several blocks becomes one qsub per block and runs exactly those tasks',
+    '--tasklist 1-3,7,9-12,20: the dry run shows one qsub, the launch runs and records exactly those 9 tasks',
     async (t) => {
       const cwd = clusterWorkspace(t);
-      await prelaunch(
-        cwd,
-        'B',
-        '+command',
-        'echo',
-        '+pos-arg',
-        ...Array.from({ length: 12 }, (_, i) => `v${i + 1}`),
-      );
-      // --dry-run shows the three qsub commands (one per block) and writes nothing.
-      const dry = await droverJson<{ tasks: number; tasklist: string; submissions: string[][] }>(
-        [
-          'launch',
-          '--backend',
-          'gridengine',
-          '--jobname',
-          'B',
-          '--tasklist',
-          '1-2,5,8-12:2',
-          '--dry-run',
-          '--json',
-        ],
-        { cwd },
-      );
-      assert.equal(dry.tasklist, '1-2,5,8-12:2');
+      const values = Array.from({ length: 20 }, (_, i) => `v${i + 1}`);
+      await prelaunch(cwd, 'B', '+command', 'echo', '+pos-arg', ...values);
+      const wanted = [1, 2, 3, 7, 9, 10, 11, 12, 20];
+      const dry = await dryRun(cwd, 'B', '--tasklist', '1-3,7,9-12,20');
+      assert.equal(dry.tasklist, '1-3,7,9-12,20');
+      assert.equal(dry.tasks, 9);
+      assert.equal(dry.submissions.length, 1, JSON.stringify(dry.submissions));
+      const [qsub] = dry.submissions;
       assert.deepEqual(
-        dry.submissions.map((c) => [c[0], c[c.indexOf('-t') + 1], c.at(-2)!.endsWith('/element.sh')]),
-        [
-          ['qsub', '1-2:1', true],
-          ['qsub', '5-5:1', true],
-          ['qsub', '8-12:2', true],
-        ],
+        [qsub![0], rangeArg(qsub!), qsub!.at(-2)!.endsWith('/element.sh'), qsub!.at(-1)],
+        ['qsub', '1-9:1', true, '0'],
       );
       assert.deepEqual((await status('B', { cwd })).launches, [], 'a dry run makes no launch');
-      const l = await launch(cwd, 'B', '--tasklist', '1-2,5,8-12:2');
+
+      const l = await launch(cwd, 'B', '--tasklist', '1-3,7,9-12,20');
       assert.deepEqual(
         l.handles.arrays.map((a) => [a.range, a.offset]),
-        [
-          ['1-2:1', 0],
-          ['5-5:1', 0],
-          ['8-12:2', 0],
-        ],
+        [['1-9:1', 0]],
       );
-      assert.equal(new Set(l.handles.arrays.map((a) => a.id)).size, 3);
+      assert.equal(l.handles.keys, 'index');
       const s = await settled(cwd, 'B');
-      assert.deepEqual(s.counts, counts({ succeeded: 6, pending: 6 }));
+      assert.deepEqual(s.counts, counts({ succeeded: 9, pending: 11 }));
+      assert.equal(s.launches.length, 1);
+      assert.deepEqual(s.launches[0]!.counts, counts({ succeeded: 9 }));
       const ran = (await list('B', { cwd })).filter((x) => x.state === 'succeeded').map((x) => x.task);
-      assert.deepEqual(ran, [1, 2, 5, 8, 10, 12]);
-      const log = await runDrover(['logs', 'B', '10'], { cwd });
-      assert.equal(log.stdout, 'v10\n');
+      assert.deepEqual(ran, wanted);
+      const starts = readRecords(cwd).filter((r) => r.type === 'start');
+      assert.deepEqual(
+        starts.map((r) => r.task as number).sort((a, b) => a - b),
+        wanted,
+        'each task once',
+      );
+      for (const task of [7, 20]) {
+        const log = await runDrover(['logs', 'B', String(task)], { cwd });
+        assert.equal(log.stdout, `v${task}\n`);
+      }
+      // Grid Engine ran elements 1..9 of one array job: their own output files are named so.
+      const id = l.handles.arrays[0]!.id;
+      const outs = fs.readdirSync(path.join(cwd, '.drover/jobs/B/launches', l.launch, 'gridengine'));
+      assert.deepEqual(
+        outs.filter((f) => f.endsWith('.out')).sort(),
+        Array.from({ length: 9 }, (_, i) => `${id}.${i + 1}.out`).sort(),
+      );
     },
   );
 
   clusterTest(
-    'a task stuck in Eqw shows error with the reason; --failed deletes and reruns it',
+    'scattered tasks stuck in Eqw show error with the reason; --failed deletes them and reruns them in one qsub',
     async (t) => {
       const cwd = clusterWorkspace(t);
       const out = path.join(cwd, 'element-logs');
-      await prelaunch(cwd, 'E', '+command', 'echo', '+pos-arg', 'a', 'b', 'c');
-      // Element output to a folder that does not exist: Grid Engine cannot start the element.
-      const first = await launch(cwd, 'E', '--tasklist', '2-3', '--', '-o', `${out}/`);
+      await prelaunch(cwd, 'E', '+command', 'echo', '+pos-arg', 'a', 'b', 'c', 'd', 'e', 'f');
+      // Element output to a folder that does not exist: Grid Engine cannot start the elements.
+      const first = await launch(cwd, 'E', '--tasklist', '1,3,6', '--', '-o', `${out}/`);
+      assert.deepEqual(
+        first.handles.arrays.map((a) => a.range),
+        ['1-3:1'],
+      );
       const s = await settled(cwd, 'E', 60_000);
-      assert.deepEqual(s.counts, counts({ pending: 1, error: 2 }));
+      assert.deepEqual(s.counts, counts({ pending: 3, error: 3 }));
       const text = await runDrover(['status', 'E'], { cwd });
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /Eqw/);
       assert.match(text.stdout, /can't open output file/);
-      assert.ok(inQueue(first.handles.arrays[0]!.id), 'the Eqw element waits in the queue');
+      const old = first.handles.arrays[0]!.id;
+      assert.deepEqual([...elementsInQueue(old).keys()], [1, 2, 3], 'the Eqw elements wait in the queue');
       fs.mkdirSync(out);
+      const dry = await dryRun(cwd, 'E', '--failed', '--', '-o', `${out}/`);
+      assert.deepEqual(dry.submissions.map(rangeArg), ['1-3:1'], 'the relaunch is one qsub');
       const rerun = await launch(cwd, 'E', '--failed', '--', '-o', `${out}/`);
-      assert.equal(rerun.tasks, 2);
-      await waitFor('the Eqw job deleted', () => !inQueue(first.handles.arrays[0]!.id), 15_000);
+      assert.equal(rerun.tasks, 3);
+      assert.deepEqual(
+        rerun.handles.arrays.map((a) => a.range),
+        ['1-3:1'],
+      );
+      await waitFor('the Eqw job deleted', () => !inQueue(old), 15_000);
       const after = await settled(cwd, 'E', 60_000);
-      assert.deepEqual(after.counts, counts({ pending: 1, succeeded: 2 }));
+      assert.deepEqual(after.counts, counts({ pending: 3, succeeded: 3 }));
       const tasks = await list('E', { cwd });
       assert.deepEqual(
-        tasks.map((x) => [x.task, x.state, x.attempts]),
+        tasks.filter((x) => x.state !== 'pending').map((x) => [x.task, x.state, x.attempts]),
         [
-          [1, 'pending', 0],
-          [2, 'succeeded', 2],
+          [1, 'succeeded', 2],
           [3, 'succeeded', 2],
+          [6, 'succeeded', 2],
         ],
       );
+      for (const [task, value] of [
+        [1, 'a'],
+        [3, 'c'],
+        [6, 'f'],
+      ] as const) {
+        const log = await runDrover(['logs', 'E', String(task)], { cwd });
+        assert.equal(log.stdout, `${value}\n`);
+      }
     },
   );
 

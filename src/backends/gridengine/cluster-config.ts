@@ -1,0 +1,40 @@
+import { oneLine, runCommand } from './commands.js';
+
+/**
+ * What drover reads of a Grid Engine cluster's global configuration (`qconf -sconf`): the most array tasks one
+ * submission may have (`max_aj_tasks`). Read once per launch, as Slurm's MaxArraySize is.
+ */
+
+/** Grid Engine's default `max_aj_tasks`, used when the cluster's own value cannot be read. */
+export const DEFAULT_MAX_AJ_TASKS = 75000;
+
+/**
+ * `max_aj_tasks` from `qconf -sconf` output (long values are wrapped with a trailing `\`): the limit, Infinity
+ * when it is 0 (Grid Engine: no limit), or undefined when the output has no such line.
+ */
+export function parseMaxAjTasks(text: string): number | undefined {
+  const joined = text.replace(/\\\n\s*/g, '');
+  const m = /^max_aj_tasks[ \t]+(\d+)[ \t]*$/m.exec(joined);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return n === 0 ? Number.POSITIVE_INFINITY : n;
+}
+
+/** The cluster's array limit and, when it had to be assumed, a warning saying so. */
+export interface ArrayLimit {
+  /** Most elements in one `qsub -t` (Infinity: no limit). */
+  maxAjTasks: number;
+  warning?: string;
+}
+
+/** Read the cluster's `max_aj_tasks`: one `qconf -sconf`; Grid Engine's default 75000, with a warning, if it can't. */
+export function readArrayLimit(): ArrayLimit {
+  const r = runCommand('qconf', ['-sconf']);
+  const n = r.code === 0 ? parseMaxAjTasks(r.stdout) : undefined;
+  if (n !== undefined) return { maxAjTasks: n };
+  const why = r.code === 0 ? 'qconf -sconf printed no max_aj_tasks' : `qconf -sconf: ${oneLine(r)}`;
+  return {
+    maxAjTasks: DEFAULT_MAX_AJ_TASKS,
+    warning: `could not read the cluster's max_aj_tasks (${why}): arrays split as for Grid Engine's default ${DEFAULT_MAX_AJ_TASKS}`,
+  };
+}
