@@ -215,9 +215,9 @@ function report(ws: Workspace, made: LaunchResult, json: boolean, what: string):
     else note(`launch ${row.id}: ${outcome.summary}; follow with: drover status ${made.jobname}`);
     return 0;
   }
-  // After SIGHUP no terminal is left to read the summary.
-  if (ran.interrupted === 'SIGHUP' || (ran.interrupted && made.unrecorded))
-    return signalExitCode(ran.interrupted);
+  // After SIGHUP no terminal is left to read the summary; output to a file or a pipe (nohup, a log) still gets it.
+  const hungUp = ran.interrupted === 'SIGHUP' && process.stdout.isTTY;
+  if (ran.interrupted && (hungUp || made.unrecorded)) return signalExitCode(ran.interrupted);
   const counts = launchCounts(ws.ledger, row.id);
   if (json) printJson({ ...base, counts });
   else printLaunchSummary(ws.ledger, row.job_id, row.id, made.jobname);
