@@ -1,10 +1,9 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { shellQuote } from '../backends/cluster/wrapper.js';
 import { signalExitCode } from '../backends/local/submit.js';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
-import { type LaunchResult, launch, NEXT_LAUNCH } from '../launch/launch.js';
+import { type LaunchResult, launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { launchCounts } from '../ledger/queries.js';
@@ -14,7 +13,7 @@ import { note, printJson } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
 import { Progress } from './progress.js';
 import { self } from './self.js';
-import { printLaunchSummary } from './summary.js';
+import { printDryRun, printLaunchSummary } from './summary.js';
 import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
 
 /** Options of `drover launch`, as commander parses them (see registerLaunch for each one's meaning). */
@@ -201,7 +200,7 @@ function report(ws: Workspace, made: LaunchResult, json: boolean, what: string):
     if (json) printJson({ jobname: made.jobname, launch: null, tasks: 0 });
     return 0;
   }
-  if (!row) return dryRun(made, json);
+  if (!row) return printDryRun(made, json);
   const ran = outcome.ran;
   if (!ran) {
     const handles = outcome.handles ?? {};
@@ -223,37 +222,4 @@ function report(ws: Workspace, made: LaunchResult, json: boolean, what: string):
   else printLaunchSummary(ws.ledger, row.job_id, row.id, made.jobname);
   if (ran.interrupted) return signalExitCode(ran.interrupted);
   return counts.succeeded === made.count ? 0 : 1;
-}
-
-/** `--dry-run`: what would run — for a cluster the scheduler commands too, exactly as the launch would run them. */
-function dryRun(made: LaunchResult, json: boolean): number {
-  const commands = made.outcome?.commands ?? [];
-  const warnings = made.outcome?.warnings ?? [];
-  if (json) {
-    printJson({
-      jobname: made.jobname,
-      launch: null,
-      backend: made.backend,
-      dry_run: true,
-      tasks: made.count,
-      tasklist: made.tasklist,
-      submissions: commands,
-      warnings,
-    });
-    return 0;
-  }
-  note(
-    `would launch ${made.count} task(s) of job '${made.jobname}' on ${made.backend}: tasklist ${made.tasklist}`,
-  );
-  if (commands.length > 0) {
-    note(`with ${commands.length} submission(s) (${NEXT_LAUNCH} is the launch's number):`);
-    for (const c of commands) note(`  ${c.map(displayArg).join(' ')}`);
-  }
-  process.stdout.write((made.tasks ?? []).map((t) => `${t.id}\t${t.command}\n`).join(''));
-  return 0;
-}
-
-/** An argument as a shell would need it typed: bare when safe, else single-quoted. */
-function displayArg(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a.replaceAll(NEXT_LAUNCH, 'N')) ? a : shellQuote(a);
 }
