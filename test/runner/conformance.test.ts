@@ -129,6 +129,8 @@ async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl): Prom
   });
   assert.deepEqual(new Set(o.ends.values()), new Set(['done']));
   assert.deepEqual(new Set(o.exits.values()), new Set(impl.packs ? [1] : [0, 1]));
+  // Two slots asked for: a runner of one task has one.
+  for (const r of o.raw) if (r.type === 'runner') assert.equal(r.slots, impl.packs ? 2 : 1);
   assertNothingLeft(o);
 }
 

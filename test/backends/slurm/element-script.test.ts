@@ -60,6 +60,15 @@ test('one task per element: element K runs task K, also in a launch of scattered
   }
   const log = (name: string) => fs.readFileSync(path.join(l.settings.logDir, name), 'utf8');
   assert.deepEqual([log('2.1.out'), log('5.3.out')], ['two\n', 'five\n']);
+  const starts = fs
+    .readdirSync(l.settings.recordsDir)
+    .flatMap((f) => fs.readFileSync(path.join(l.settings.recordsDir, f), 'utf8').trim().split('\n'))
+    .map((line) => JSON.parse(line) as { type: string; task: number; attempt: number })
+    .filter((r) => r.type === 'start');
+  assert.deepEqual(starts.map((r) => [r.task, r.attempt]).sort(), [
+    [2, 1],
+    [5, 3],
+  ]);
 });
 
 test('packed elements: group K is the K-th run of N tasks in launch order', async (t) => {
