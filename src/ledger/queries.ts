@@ -73,14 +73,16 @@ export function listTasks(
  * A job's tasks as the JSON lines of `list --json` (taskJson's fields, in its order; `jobname` first when
  * given), a chunk of tasks at a time, each chunk one string of lines joined by `,\n`. SQLite writes the JSON:
  * 100,000 tasks take ~0.25 s this way, against ~0.4 s for reading rows into JavaScript and stringifying them.
- * Chunks follow the ids (keyset), so ids with gaps cost nothing.
+ * Chunks follow the ids (keyset), so ids with gaps cost nothing. Chunks are small on purpose: with 1,000
+ * tasks a chunk (about 110 KB) the 100,000-task list takes ~0.16 s in SQLite, with 20,000 (2.3 MB strings) ~0.28 s
+ * — big strings cost more to sort, allocate and hand to V8 than the extra statement steps.
  */
 export function* taskJsonChunks(
   ledger: Ledger,
   job: { id: number; name: string },
   filter: { ids?: readonly number[]; states?: readonly State[] } = {},
   withJobname = false,
-  size = 20000,
+  size = 1000,
 ): Generator<string> {
   const fields = `'task', id, 'command', command, 'tag', tag, 'state', state, 'exit_code', exit_code,
     'attempts', tries, 'launch', CAST(last_launch_id AS TEXT)`;
@@ -124,7 +126,7 @@ export function* taskChunks(
   ledger: Ledger,
   jobId: number,
   filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-  size = 5000,
+  size = 1000,
 ): Generator<TaskRow[]> {
   const ids = filter.ids ? new Set(filter.ids) : undefined;
   const states = filter.states ? new Set(filter.states) : undefined;

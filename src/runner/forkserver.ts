@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { FORKSERVER_PERL } from './forkserver-source.js';
+import { programText } from './programs.js';
 import type { Slot } from './slots.js';
 import {
   type Execution,
@@ -10,7 +10,6 @@ import {
   slotEnv,
   type TaskRequest,
 } from './spawner.js';
-import { SPAWNSERVER_PYTHON } from './spawnserver-source.js';
 
 /** True when a Perl interpreter is on PATH (it is on every Debian/Ubuntu; most clusters have one). */
 export function perlAvailable(): boolean {
@@ -26,7 +25,7 @@ const PYTHON_CHECK =
   'import os,sys; sys.exit(0 if sys.version_info >= (3, 8) and hasattr(os, "posix_spawn") else 3)';
 let pythonFound: string | null | undefined;
 
-/** A Python that can run the spawn server (spawnserver-source.ts), or null; looked for once per process. */
+/** A Python that can run the spawn server (programs/spawn-server.py), or null; looked for once per process. */
 export function findPython(): string | null {
   if (pythonFound !== undefined) return pythonFound;
   pythonFound = null;
@@ -42,18 +41,17 @@ export function findPython(): string | null {
 
 interface Pending {
   started: boolean;
+  /** The slot the server reported for a task it could not start (pid 0). */
+  slot?: number;
   resolveStarted(v: ProcessStart | null): void;
   resolveExit(v: ProcessExit | null): void;
 }
 
-const SIGNAL_NAMES = Object.fromEntries(
-  Object.entries(os.constants.signals).map(([name, n]) => [n, name]),
-) as Record<number, NodeJS.Signals>;
-
 /**
  * Starts task processes through a fork server, which holds the queue and the slots: the runner's main thread
  * only writes one message and reads two short lines per task. The server is the Python one (posix_spawn,
- * spawnserver-source.ts) or the Perl one (fork, forkserver-source.ts); both speak the same protocol.
+ * programs/spawn-server.py) or the Perl one (fork, programs/fork-server.pl); both speak the protocol that
+ * fork-server.pl describes. Their text comes from the bundle (programs.ts): nothing is read from disk.
  */
 export class ForkServer implements Executor {
   private readonly child: ChildProcess;
@@ -71,7 +69,10 @@ export class ForkServer implements Executor {
     server: { kind: ServerKind; interpreter: string } = { kind: 'perl', interpreter: 'perl' },
     killGrace = 5,
   ) {
-    const args = server.kind === 'python' ? ['-I', '-S', '-c', SPAWNSERVER_PYTHON] : ['-e', FORKSERVER_PERL];
+    const args =
+      server.kind === 'python'
+        ? ['-I', '-S', '-c', programText('spawn-server.py'), programText('drover_common.py')]
+        : ['-e', programText('fork-server.pl')];
     // In its own session (detached): whatever kills the runner's process group leaves the server to stop the
     // tasks when its input ends.
     this.child = spawn(server.interpreter, args, { stdio: ['pipe', 'pipe', 'inherit'], cwd, detached: true });
@@ -81,7 +82,7 @@ export class ForkServer implements Executor {
       // The server died (it should not): everything it had is over.
       for (const p of this.pending.values()) {
         p.resolveStarted(null);
-        p.resolveExit({ exitCode: null, signal: 'SIGKILL' });
+        p.resolveExit({ exitCode: null, signal: os.constants.signals.SIGKILL });
       }
       this.pending.clear();
     });
@@ -171,16 +172,22 @@ export class ForkServer implements Executor {
       if (!p) continue;
       if (kind === 'S') {
         p.started = true;
-        p.resolveStarted(Number(a) > 0 ? { pid: Number(a), slot: Number(b), ...stamp(c) } : null);
+        if (Number(a) > 0) p.resolveStarted({ pid: Number(a), slot: Number(b), ...stamp(c) });
+        else {
+          p.slot = Number(b);
+          p.resolveStarted(null);
+        }
       } else if (kind === 'E') {
         this.pending.delete(id);
+        // The raw wait status: exit code << 8, or the number of the signal that ended it.
         const status = Number(a);
         const sig = status & 0x7f;
-        p.resolveExit(
-          sig === 0
-            ? { exitCode: status >> 8, signal: null, ...stamp(b) }
-            : { exitCode: null, signal: SIGNAL_NAMES[sig] ?? 'SIGKILL', ...stamp(b) },
-        );
+        p.resolveExit({
+          exitCode: sig === 0 ? status >> 8 : null,
+          signal: sig === 0 ? null : sig,
+          ...stamp(b),
+          ...(p.slot !== undefined ? { slot: p.slot } : {}),
+        });
       } else if (kind === 'X') {
         this.pending.delete(id);
         p.resolveStarted(null);

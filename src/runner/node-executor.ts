@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { GUARD_NODE } from './guard-source.js';
+import os from 'node:os';
 import { processStartTime } from './proc.js';
+import { programText } from './programs.js';
 import type { Slot } from './slots.js';
 import {
   type Execution,
@@ -21,14 +22,14 @@ interface Queued {
 }
 
 /**
- * The guard (guard-source.ts): told of each task's start and end, it stops the tasks left when the runner dies.
+ * The guard (programs/guard.cjs): told of each task's start and end, it stops the tasks left when the runner dies.
  * Its own session keeps it out of whatever kills the runner's process group.
  */
 class Guard {
   private readonly child: ChildProcess;
   private open = true;
   constructor(killGrace: number) {
-    this.child = spawn(process.execPath, ['-e', GUARD_NODE, String(killGrace)], {
+    this.child = spawn(process.execPath, ['-e', programText('guard.cjs'), String(killGrace)], {
       detached: true,
       stdio: ['pipe', 'ignore', 'ignore'],
     });
@@ -122,7 +123,7 @@ export class NodeExecutor implements Executor {
     q.resolveStarted(null);
     this.free.push(slot);
     queueMicrotask(() => {
-      q.resolveExit({ exitCode: 126, signal: null });
+      q.resolveExit({ exitCode: 126, signal: null, slot: slot.index });
       this.pump();
     });
   }
@@ -168,13 +169,13 @@ export class NodeExecutor implements Executor {
           this.running.delete(q.e);
           this.guard.ended(pid);
           if (this.closed && this.running.size === 0) this.guard.close();
-          done({ exitCode, signal });
+          done({ exitCode, signal: signal === null ? null : os.constants.signals[signal] });
         });
       } else {
         child.once('error', (e: NodeJS.ErrnoException) => {
           fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
           q.resolveStarted(null);
-          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null });
+          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index });
         });
       }
     } finally {

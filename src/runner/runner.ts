@@ -4,13 +4,14 @@ import type { TerminalState } from '../ledger/states.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
+import { endState, isRetried, type StopCause, type WaitStatus } from './end-state.js';
 import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { NodeExecutor } from './node-executor.js';
 import { processStartTime, shortHostname } from './proc.js';
 import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import type { Execution, Executor } from './spawner.js';
+import type { Execution, Executor, ProcessExit } from './spawner.js';
 
 /** What the runner tells its caller as it goes (for live progress). */
 export interface RunnerHooks {
@@ -53,7 +54,7 @@ interface Queued {
 interface InFlight extends Queued {
   exec: Execution;
   pid: number | null;
-  stopReason: 'timeout' | 'cancel' | 'term' | null;
+  stopReason: StopCause | null;
   timers: LongTimeout[];
   /** Withdrawn before it started because its records could not be written: it goes back in the queue. */
   held?: boolean;
@@ -199,21 +200,23 @@ export class Runner {
 
   /**
    * The runner got SIGTERM. With `termState` `cancelled` (a local launch) this is a cancel of everything.
-   * With `killed` (a scheduler stopping the element) the running tasks are stopped and recorded `killed`, and
-   * tasks that never started get no record: reconciliation with the scheduler says what became of them.
+   * With `killed` (a scheduler stopping the element) the tasks with a cancel request are cancelled (drover cancel
+   * asks for the stop with them), the other running ones are stopped and recorded `killed`, and tasks that never
+   * started get no record: reconciliation with the scheduler says what became of them.
    */
   terminate(): void {
     if ((this.group.termState ?? 'cancelled') === 'cancelled') {
       this.cancel('all');
       return;
     }
+    this.checkCancelRequests();
     this.cancelledAll = true;
     this.queue.length = 0;
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     this.waiting.clear();
     const targets = [...this.inFlight];
-    for (const f of targets) if (f.pid === null) this.stop(f, 'term');
-    for (const f of targets) if (f.pid !== null) this.stop(f, 'term');
+    for (const f of targets) if (f.pid === null) this.stop(f, 'scheduler');
+    for (const f of targets) if (f.pid !== null) this.stop(f, 'scheduler');
     this.maybeFinish();
   }
 
@@ -326,12 +329,14 @@ export class Runner {
       if (exit === null) {
         // Held back while records cannot be written: it starts when they can.
         if (f.held && f.stopReason === null) this.queue.unshift(q);
-        else if (f.stopReason !== 'term') this.skip(task.id); // withdrawn before it started
+        else if (f.stopReason !== 'scheduler') this.skip(task.id); // withdrawn before it started
         this.pump();
         return;
       }
       if (f.pid === null) {
         // It could not be started: record the attempt and its failure all the same.
+        if (exit.slot !== undefined) slot = exit.slot;
+        const gpus = this.slots[slot]?.gpus ?? [];
         this.record({
           type: 'start',
           task: task.id,
@@ -339,35 +344,25 @@ export class Runner {
           at: nowSec(),
           pid: 0,
           slot,
-          gpus: null,
+          gpus: gpus.length > 0 ? gpus.join(',') : null,
           host: this.host,
           out,
           err,
         });
       }
-      let state: TerminalState;
-      if (f.stopReason === 'cancel') state = 'cancelled';
-      else if (f.stopReason === 'term') state = 'killed';
-      else if (f.stopReason === 'timeout') state = 'timeout';
-      else if (exit.signal) state = 'killed';
-      else state = exit.exitCode === 0 ? 'succeeded' : 'failed';
-      const willRetry =
-        state !== 'succeeded' && state !== 'cancelled' && q.retry < this.group.retries && !this.cancelledAll;
+      const end = endState(f.stopReason, waitStatus(exit), this.group.taskTimeout);
+      const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
       this.record({
         type: 'end',
         task: task.id,
         attempt,
         at: exit.at ?? nowSec(),
-        state,
-        exit_code: exit.exitCode,
-        signal: exit.signal,
-        ...(f.stopReason === 'timeout' ? { reason: `time limit of ${this.group.taskTimeout} s` } : {}),
-        ...(f.stopReason === 'term' ? { reason: 'the runner was sent SIGTERM (scheduler stop)' } : {}),
+        ...end,
         ...(willRetry ? { retry: true } : {}),
       });
-      this.hooks.onEnd?.(task.id, attempt, state, exit.exitCode, willRetry);
+      this.hooks.onEnd?.(task.id, attempt, end.state, end.exit_code, willRetry);
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });
-      else this.count(state);
+      else this.count(end.state);
       this.pump();
     });
   }
@@ -391,7 +386,7 @@ export class Runner {
     }
   }
 
-  private stop(f: InFlight, reason: 'timeout' | 'cancel' | 'term'): void {
+  private stop(f: InFlight, reason: StopCause): void {
     if (f.stopReason !== null) return;
     f.stopReason = reason;
     if (f.pid !== null) this.signalStop(f);
@@ -450,4 +445,10 @@ export function chooseExecutor(
   if (wanted === 'perl' || perlAvailable())
     return new ForkServer(slots, baseEnv, cwd, { kind: 'perl', interpreter: 'perl' }, killGrace);
   return new NodeExecutor(slots, baseEnv, killGrace);
+}
+
+/** How a process ended, as the exit-status table reads it. */
+function waitStatus(exit: ProcessExit): WaitStatus {
+  if (exit.signal !== null) return { signal: exit.signal };
+  return exit.exitCode !== null ? { code: exit.exitCode } : 'unknown';
 }

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { directArgv } from './command.js';
 import type { GroupTask, RunSettings } from './group.js';
-import { SINGLE_RUNNER_PERL } from './single-source.js';
+import { programSettings } from './program-settings.js';
+import { writeProgram } from './programs.js';
 
 /**
- * The single-task runner (single-source.ts) for array elements that hold one task: the files it reads and the
- * shell line that starts it.
+ * The single-task runner (programs/single.pl) for array elements that hold one task: the files it reads and its
+ * settings.
  */
 
 /** Escape a command for one line of the task table. */
@@ -28,23 +29,11 @@ export function writeSingleRunner(
     lines.push(`${key}\t${t.id}\t${t.attempt}\t${payload}\n`);
   }
   fs.writeFileSync(table, lines.join(''));
-  fs.writeFileSync(script, SINGLE_RUNNER_PERL);
+  writeProgram('single.pl', script);
   return { table, script };
 }
 
-/** The DROVER_S_* variables that carry a launch's settings to the single-task runner. */
+/** The variables that carry a launch's settings to the single-task runner (its environment). */
 export function singleEnv(settings: RunSettings): Record<string, string> {
-  const env: Record<string, string> = {
-    DROVER_S_JOB: settings.job,
-    DROVER_S_LAUNCH: String(settings.launch),
-    DROVER_S_LOG_DIR: settings.logDir,
-    DROVER_S_RECORDS_DIR: settings.recordsDir,
-    DROVER_S_CANCEL_DIR: settings.cancelDir,
-    DROVER_S_CWD: settings.cwd,
-    DROVER_S_RETRIES: String(settings.retries),
-    DROVER_S_RETRY_DELAY: String(settings.retryDelay),
-    DROVER_S_KILL_GRACE: String(settings.killGrace),
-  };
-  if (settings.taskTimeout !== undefined) env.DROVER_S_TASK_TIMEOUT = String(settings.taskTimeout);
-  return env;
+  return programSettings(settings);
 }

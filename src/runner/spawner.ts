@@ -18,12 +18,14 @@ export interface TaskRequest {
   err: string;
 }
 
-/** How a task process ended: an exit code, or the signal that ended it. */
+/** How a task process ended: an exit code, or the number of the signal that ended it. */
 export interface ProcessExit {
   exitCode: number | null;
-  signal: NodeJS.Signals | null;
+  signal: number | null;
   /** When it ended (Unix seconds), as seen by the executor; the runner's clock when absent. */
   at?: number;
+  /** The slot of a task that could not be started (its `started` is null): it ends 126 or 127 there. */
+  slot?: number;
 }
 
 /** Where and when a task started: its pid (also its process group id), its slot, and the time (Unix seconds). */

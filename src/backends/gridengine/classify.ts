@@ -6,8 +6,8 @@ import { type AcctRecord, FAILED_LIMIT } from './parse.js';
  * element's accounting record (qacct) and drover's own cancel requests.
  */
 
-/** The reason a runner gives a task it stopped because it was sent SIGTERM (see runner/runner.ts). */
-export const SCHEDULER_STOP = 'the runner was sent SIGTERM (scheduler stop)';
+/** The reason a runner gives a task it stopped because it was sent SIGTERM (the runners' one vocabulary). */
+export { SCHEDULER_STOP } from '../../runner/reasons.js';
 
 /** Seconds an element may be gone from qstat without an accounting record before its tasks count as lost. */
 export const ACCOUNTING_GRACE_S = 60;

@@ -4,6 +4,7 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { TerminalState } from '../../ledger/states.js';
 import { markUnfinished, restateEnd } from '../../ledger/transitions.js';
+import { SCHEDULER_STOP } from '../../runner/reasons.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { elementEnds } from './accounting.js';
 import {
@@ -16,7 +17,7 @@ import {
   taskKeys,
 } from './handles.js';
 import { liveElements } from './squeue.js';
-import { SCHEDULER_STOP, type TaskFacts, verdict } from './verdict.js';
+import { type TaskFacts, verdict } from './verdict.js';
 
 /** A task reconciliation may have to decide on, with its array element. */
 interface Candidate {

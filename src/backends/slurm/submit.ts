@@ -10,8 +10,7 @@ import { planGroups, planSubmissions } from '../cluster/plan.js';
 import { wrapperScript } from '../cluster/wrapper.js';
 import { type ClusterConfig, chooseAccounting, readClusterConfig } from './cluster-config.js';
 import { slurmAsync, slurmSync } from './commands.js';
-import { elementPython } from './element-python.js';
-import { elementRunnerFits, elementScript, elementTable } from './element-script.js';
+import { elementRunnerFits, writeElementRunner } from './element-script.js';
 import { feasibilityWarnings } from './feasibility.js';
 import { elementOutPattern, type SlurmArray, type SlurmHandles } from './handles.js';
 import { checkSlurmRequest, parseJobId, sbatchArgs, sbatchCommonArgs, sbatchRefusal } from './sbatch-args.js';
@@ -58,16 +57,12 @@ function writeLaunchFiles(
   let runner = { node: req.drover.node, bin: req.drover.bin };
   const tasks = groups.flatMap((g) => g.tasks.map(toGroupTask));
   if (elementRunnerFits(settings, tasks)) {
-    const tableFile = path.join(dir, 'slurm-tasks.txt');
-    const tasksPerNode = req.request.tasksPerNode;
-    writeFileAtomic(tableFile, elementTable(tasks, tasksPerNode));
-    const script = path.join(dir, 'slurm-element.sh');
-    let python: string | undefined;
-    if (tasksPerNode > 1) {
-      python = path.join(dir, 'slurm-element.py');
-      writeFileAtomic(python, elementPython({ settings, tableFile, tasksPerNode, bashScript: script }));
-    }
-    writeFileAtomic(script, elementScript({ settings, tableFile, tasksPerNode, ...req.drover, python }));
+    const script = writeElementRunner(dir, {
+      settings,
+      tasks,
+      tasksPerNode: req.request.tasksPerNode,
+      ...req.drover,
+    });
     runner = { node: 'source', bin: script }; // run by the wrapper's own bash: one bash per element
   }
   const wrapper = wrapperPath(dir);

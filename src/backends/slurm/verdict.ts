@@ -7,9 +7,6 @@ import type { ElementEnd } from './accounting.js';
  * Reasons name no element or path, so tasks with the same fate are updated together.
  */
 
-/** The reason drover's runners give an attempt they stopped because they got SIGTERM. */
-export const SCHEDULER_STOP = 'the runner was sent SIGTERM (scheduler stop)';
-
 /** What reconciliation knows about one task of a gone element. */
 export interface TaskFacts {
   /** `queued`: never started; `running`: started, no end; `killed`: ended by the scheduler's SIGTERM. */

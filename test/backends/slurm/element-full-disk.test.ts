@@ -4,8 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { elementPython } from '../../../src/backends/slurm/element-python.js';
-import { elementScript, elementTable } from '../../../src/backends/slurm/element-script.js';
+import { writeElementRunner } from '../../../src/backends/slurm/element-script.js';
 import type { GroupTask, LaunchFile, RunSettings } from '../../../src/runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../../src/runner/single.js';
 import { droverBin } from '../../helpers/drover.js';
@@ -64,15 +63,13 @@ function setup(
     const launchFile = path.join(dir, 'launch.json');
     const file: LaunchFile = { ...settings, groups: { '1': tasks } };
     fs.writeFileSync(launchFile, JSON.stringify(file));
-    const tableFile = path.join(dir, 'tasks.txt');
-    fs.writeFileSync(tableFile, elementTable(tasks, n));
-    const script = path.join(dir, 'element.sh');
-    const python = path.join(dir, 'element.py');
-    fs.writeFileSync(python, elementPython({ settings, tableFile, tasksPerNode: n, bashScript: script }));
-    fs.writeFileSync(
-      script,
-      elementScript({ settings, tableFile, tasksPerNode: n, node: process.execPath, bin: droverBin, python }),
-    );
+    const script = writeElementRunner(dir, {
+      settings,
+      tasks,
+      tasksPerNode: n,
+      node: process.execPath,
+      bin: droverBin,
+    });
     argv = ['/bin/bash', script, 'runner', launchFile, '--group', '1'];
     env = { ...process.env, DROVER_ELEMENT_RUNNER: runner };
   }

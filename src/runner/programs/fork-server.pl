@@ -1,32 +1,30 @@
-/**
- * The fork server's Perl source. Node's spawn forks the whole Node process and waits for the child's exec,
- * ~3 ms of the runner's main thread per task, and a round trip through Node between one task's end and the
- * next one's start costs as much again. This small Perl process holds a queue and the slots: it starts the
- * next queued task the moment a slot frees. It is started with `perl -e`, reads messages on stdin and reports
- * on stdout.
- *
- * Messages in: a decimal byte length, a newline, and that many bytes of NUL-terminated fields:
- * - `E KEY=VALUE...`            the environment shared by every task (the server's own, inherited on fork)
- * - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
- * - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
- * - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
- * - `K id signal`               send a signal (by number) to a started task's process group, if not reaped yet
- * - `G seconds`                 the grace between SIGTERM and SIGKILL when input ends with tasks running
- * - `A`                         abort: SIGKILL every running task's group now, withdraw every queued task
- * Reports out, one line each: `S id pid slot time` (started; pid is also its process group id), `E id status time`
- * (ended: the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started); times
- * are Unix seconds with milliseconds, so records say when things happened, not when the runner heard of them.
- *
- * Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
- * program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
- * When a task's process ends, what it left in its group is killed. Signals reach a task only through the
- * server, which knows whether it has reaped it: a reaped task's pid may already be another process's.
- * On end of input the server starts nothing more and exits once its tasks have ended; if input ends while
- * tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after the
- * grace). The runner starts the server in its own session, so whatever kills the runner's process group
- * leaves the server to do that.
- */
-export const FORKSERVER_PERL = String.raw`
+# drover's fork server: starts the tasks of drover's runner (src/runner/forkserver.ts) where Python 3.8 is missing
+# (spawn-server.py is faster). Node's spawn forks the whole Node process and waits for the child's exec,
+# ~3 ms of the runner's main thread per task, and a round trip through Node between one task's end and the
+# next one's start costs as much again. This small Perl process holds a queue and the slots: it starts the
+# next queued task the moment a slot frees. It is started with `perl -e SOURCE` (the runner passes its text
+# from its own bundle), reads messages on stdin and reports on stdout.
+#
+# Messages in: a decimal byte length, a newline, and that many bytes of NUL-terminated fields:
+# - `E KEY=VALUE...`            the environment shared by every task (the server's own, inherited on fork)
+# - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
+# - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
+# - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
+# - `K id signal`               send a signal (by number) to a started task's process group, if not reaped yet
+# - `G seconds`                 the grace between SIGTERM and SIGKILL when input ends with tasks running
+# - `A`                         abort: SIGKILL every running task's group now, withdraw every queued task
+# Reports out, one line each: `S id pid slot time` (started; pid is also its process group id), `E id status time`
+# (ended: the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started); times
+# are Unix seconds with milliseconds, so records say when things happened, not when the runner heard of them.
+#
+# Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
+# program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
+# When a task's process ends, what it left in its group is killed. Signals reach a task only through the
+# server, which knows whether it has reaped it: a reaped task's pid may already be another process's.
+# On end of input the server starts nothing more and exits once its tasks have ended; if input ends while
+# tasks still run, the runner died without stopping them, so the server stops them (TERM, KILL after the
+# grace). The runner starts the server in its own session, so whatever kills the runner's process group
+# leaves the server to do that.
 use strict; use warnings; use POSIX (); use Time::HiRes ();
 $| = 1;
 $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 'IGNORE';
@@ -141,4 +139,3 @@ while (1) {
     elsif (Time::HiRes::time() - $stop_at >= $grace) { kill('KILL', -$_) for keys %task_of; }
   }
 }
-`;

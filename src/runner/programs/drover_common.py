@@ -1,30 +1,37 @@
-/**
- * Python shared by drover's two Python programs, the spawn server (spawnserver-source.ts) and the packed element
- * runner (backends/slurm/element-python.ts): how a task is started and how the program waits for its children.
- * Each program's source includes it after its imports (it needs `errno`, `os`, `select` and `signal`).
- *
- * - `wait_for_children(watch, timeout)`: select on the fds in `watch` and on a pipe SIGCHLD writes to
- *   (signal.set_wakeup_fd, written by the C handler, so no ended child is missed between a reap and the select).
- * - `reaped()`: the (pid, status) of each ended child not yet waited for, without blocking. Each child is a task
- *   leading its own process group: what it left in its group is killed before the child is reaped, while its
- *   pid (the group's id) cannot have been given to another process.
- * - `which(name, path)`: a program on PATH, as execvp would find it (cached).
- * - `spawn_task(path, argv, env, ofd, efd)`: posix_spawn in its own process group with stdin from /dev/null,
- *   stdout/stderr to the given fds and default signal dispositions; a script without a #! line runs with
- *   /bin/sh, as execvp does. Raises OSError when it cannot be executed.
- * - `cannot_execute(efd, argv0, err)`: write the reason to the task's stderr log; returns the exit code a shell
- *   gives (127 not found, 126 otherwise).
- */
-export const PYTHON_COMMON = String.raw`
+"""What drover's two Python programs share: how a task is started, and how the program waits for its children.
+
+The spawn server (spawn-server.py) and the packed element runner (element.py) use it; see each for how it is
+loaded. Loading it installs a SIGCHLD handler and a wake-up pipe (signal.set_wakeup_fd), so it must be loaded in
+the main thread, once.
+
+- wait_for_children(watch, timeout): select on the fds in `watch` and on the pipe SIGCHLD writes to (written by
+  the C handler, so no ended child is missed between a reap and the select).
+- reaped(): the (pid, status) of each ended child not yet waited for, without blocking. Each child is a task
+  leading its own process group: what it left in its group is killed before the child is reaped, while its pid
+  (the group's id) cannot have been given to another process.
+- which(name, path): a program on PATH, as execvp would find it (cached).
+- spawn_task(path, argv, env, ofd, efd): posix_spawn in its own process group with stdin from /dev/null,
+  stdout/stderr to the given fds and default signal dispositions; a script without a #! line runs with /bin/sh,
+  as execvp does. Raises OSError when it cannot be executed.
+- cannot_execute(efd, argv0, err): write the reason to the task's stderr log; returns the exit code a shell gives
+  (127 not found, 126 otherwise).
+"""
+import errno
+import os
+import select
+import signal
+
 _wake_r, _wake_w = os.pipe()
 os.set_blocking(_wake_r, False)
 os.set_blocking(_wake_w, False)
 signal.set_wakeup_fd(_wake_w)
 signal.signal(signal.SIGCHLD, lambda n, f: None)
-TASK_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGUSR1]
+TASK_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ,
+                signal.SIGUSR1]
 DEVNULL = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 _found = {}
+
 
 def wait_for_children(watch, timeout):
     try:
@@ -36,6 +43,7 @@ def wait_for_children(watch, timeout):
             pass
     except BlockingIOError:
         pass
+
 
 def reaped():
     while True:
@@ -54,6 +62,7 @@ def reaped():
         _, status = os.waitpid(pid, 0)
         yield pid, status
 
+
 def which(name, path):
     hit = _found.get((name, path))
     if hit is None:
@@ -64,6 +73,7 @@ def which(name, path):
                 break
     return hit
 
+
 def spawn_task(path, argv, env, ofd, efd):
     actions = [(os.POSIX_SPAWN_DUP2, DEVNULL, 0), (os.POSIX_SPAWN_DUP2, ofd, 1), (os.POSIX_SPAWN_DUP2, efd, 2)]
     try:
@@ -71,10 +81,11 @@ def spawn_task(path, argv, env, ofd, efd):
     except OSError as e:
         if e.errno != errno.ENOEXEC:
             raise
-    return os.posix_spawn(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env, file_actions=actions, setpgroup=0, setsigdef=TASK_SIGNALS)
+    return os.posix_spawn(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env, file_actions=actions, setpgroup=0,
+                          setsigdef=TASK_SIGNALS)
+
 
 def cannot_execute(efd, argv0, err):
     if efd >= 0:
         os.write(efd, b'drover: cannot execute ' + argv0 + b': ' + os.strerror(err).encode() + b'\n')
     return 127 if err == errno.ENOENT else 126
-`;

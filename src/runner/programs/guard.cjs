@@ -1,20 +1,19 @@
-/**
- * The guard's source: a small Node program that outlives the runner to stop the tasks Node's spawn started
- * (node-executor.ts), as the fork servers stop theirs. Started with `node -e SOURCE GRACE` in its own session,
- * so whatever kills the runner's process group leaves it alive. It reads lines on stdin: `+PID START` (a task
- * started: its pid, also its process group id, and its start time from /proc/PID/stat) and `-PID` (it ended).
- * At end of input it exits; if tasks are left, the runner died without stopping them: their groups get SIGTERM,
- * then SIGKILL after GRACE seconds. A group is signalled only while its leader is the process that started
- * (same start time) or gone: a pid is not reused while a process group of that id has members.
- */
-export const GUARD_NODE = String.raw`
+// drover's guard: a small Node program that outlives the runner to stop the tasks Node's spawn started
+// (src/runner/node-executor.ts), as the fork servers stop theirs. Started with `node -e SOURCE GRACE` (the
+// runner passes its text from its own bundle) in its own session, so whatever kills the runner's process group
+// leaves it alive. It reads lines on stdin: `+PID START` (a task started: its pid, also its process group id, and
+// its start time from /proc/PID/stat) and `-PID` (it ended). At end of input it exits; if tasks are left, the
+// runner died without stopping them: their groups get SIGTERM, then SIGKILL after GRACE seconds. A group is
+// signalled only while its leader is the process that started (same start time) or gone: a pid is not reused
+// while a process group of that id has members.
+'use strict';
 const fs = require('node:fs');
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(s, () => {});
 const grace = Number(process.argv[1]) >= 0 ? Number(process.argv[1]) : 5;
 const tasks = new Map();
 function startOf(pid) {
   try {
-    const st = fs.readFileSync('/proc/' + pid + '/stat', 'utf8');
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return st.slice(st.lastIndexOf(')') + 2).split(' ')[19];
   } catch {
     return null;
@@ -69,4 +68,3 @@ process.stdin.on('end', () => {
     }
   }, 100);
 });
-`;

@@ -1,19 +1,16 @@
-/**
- * The single-task runner's Perl source: what an array element runs when it holds exactly one task (the default
- * on clusters). Starting Node and loading drover costs ~0.1 s of CPU per element, as much as the scheduler
- * spends on the element itself; Perl starts in a few milliseconds. It keeps the runner's contract: the same
- * records (runner, start, end, runner-end) in its own file, per-attempt logs, the DROVER_* environment, the
- * task in its own process group, retries with the same backoff, a per-attempt time limit, and on SIGTERM
- * (a scheduler stop, or scancel/qdel from drover cancel) the task is stopped (TERM, KILL after the grace
- * period) and recorded `cancelled` when drover's cancel folder asked for it, else `killed`.
- *
- * Only modules of perl-base are required (Time::HiRes is used when present, for millisecond times).
- * Usage: perl -e SOURCE TABLE KEY, with the settings in DROVER_S_* variables (singleEnv in single.ts).
- * TABLE has one line per group: `key \t task \t attempt \t kind \t payload`; kind `sh` runs the payload with
- * `/bin/sh -c`, kind `x` executes the tab-separated words directly (see directArgv); `\`, tab and newline
- * are escaped as `\\`, `\t`, `\n`.
- */
-export const SINGLE_RUNNER_PERL = String.raw`
+# drover's single-task runner: what a Grid Engine array element runs when it holds exactly one task (the default
+# on clusters). Starting Node and loading drover costs ~0.1 s of CPU per element, as much as the scheduler spends on
+# the element itself; Perl starts in a few milliseconds. It keeps the runner's contract: the same records (runner,
+# start, end, runner-end) in its own file, per-attempt logs, the DROVER_* environment, the task in its own process
+# group, retries with the same backoff, a per-attempt time limit, and on SIGTERM (a scheduler stop, or qdel from
+# drover cancel) the task is stopped (TERM, KILL after the grace period) and recorded `cancelled` when drover's
+# cancel folder asked for it, else `killed`.
+#
+# Only modules of perl-base are required (Time::HiRes is used when present, for millisecond times).
+# Usage: perl single.pl TABLE KEY, with the settings in DROVER_S_* variables (src/runner/program-settings.ts).
+# TABLE has one line per group: `key \t task \t attempt \t kind \t payload`; kind `sh` runs the payload with
+# `/bin/sh -c`, kind `x` executes the tab-separated words directly; `\`, tab and newline are escaped as `\\`,
+# `\t`, `\n` (src/runner/single.ts writes it).
 use strict; use warnings;
 # No POSIX or Config: loading them would cost more than the rest of this script (~30 ms per element).
 my $hires = eval { require Time::HiRes; 1 };
@@ -114,11 +111,30 @@ sub cancel_requested {
   }
   return 0;
 }
-my @sig_names = qw(ZERO HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM STKFLT CHLD CONT STOP TSTP
-  TTIN TTOU URG XCPU XFSZ VTALRM PROF WINCH IO PWR SYS);
+my @signal_names = split(/ /, $s{signal_names});
+# How an attempt's end becomes its state: the rows of src/runner/end-state.ts, in its order, with the reasons and
+# signal names of the settings (waitpid always tells how a task ended). STOP is why this runner stopped the task
+# (cancel, timeout, scheduler, or ''); STATUS is its wait status. Returns the state and the record's fields.
+sub end_state {
+  my ($stop, $status) = @_;
+  my $sig = $status & 127;
+  my $code = $sig ? undef : $status >> 8;
+  if (!$sig && $code > 128 && $code - 128 <= @signal_names) { ($sig, $code) = ($code - 128, undef); }
+  my @fields = (exit_code => $code // 'null', signal => $sig ? jstr('SIG' . ($signal_names[$sig - 1] // $sig)) : 'null');
+  return ('cancelled', @fields) if $stop eq 'cancel';
+  return ('timeout', @fields, reason => jstr($s{reason_time_limit})) if $stop eq 'timeout';
+  return ('killed', @fields, reason => jstr($s{reason_scheduler_stop})) if $stop eq 'scheduler';
+  return ('killed', @fields) if $sig;
+  return ($code == 0 ? 'succeeded' : 'failed', @fields);
+}
 my $retries = $s{retries} || 0;
 my $state = 'lost';
-for (my $try = 0; !$stop; $try++) {
+# A task that drover cancel asked to stop before its element started never starts.
+if (cancel_requested()) {
+  $state = 'cancelled';
+  record(type => '"skip"', task => $task, at => now(), state => jstr($state));
+}
+for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
   my $out = "$s{log_dir}/$task.$attempt.out";
   my $err = "$s{log_dir}/$task.$attempt.err";
   ($timed_out, $alarm_kills) = (0, 0);
@@ -154,20 +170,12 @@ for (my $try = 0; !$stop; $try++) {
   if ($hires) { Time::HiRes::alarm(0); } else { alarm(0); }
   kill('KILL', -$child); # what it left in its group goes with it, as with every runner
   $child = 0;
-  my $sig = $status & 127;
-  my $code = $sig ? 'null' : $status >> 8;
-  my @reason;
-  if ($timed_out) { $state = 'timeout'; @reason = (reason => jstr("time limit of $s{task_timeout} s")); }
-  elsif ($stop) {
-    if (cancel_requested()) { $state = 'cancelled'; }
-    else { $state = 'killed'; @reason = (reason => jstr('the runner was sent SIGTERM (scheduler stop)')); }
-  }
-  elsif ($sig) { $state = 'killed'; }
-  else { $state = $code == 0 ? 'succeeded' : 'failed'; }
+  # Sent SIGTERM: the scheduler stopped the element, or drover cancel did (with a cancel request).
+  my $why = $timed_out ? 'timeout' : !$stop ? '' : cancel_requested() ? 'cancel' : 'scheduler';
+  ($state, my @fields) = end_state($why, $status);
   my $retry = $state ne 'succeeded' && $state ne 'cancelled' && !$stop && $try < $retries;
-  my $signal = $sig ? jstr('SIG' . ($sig_names[$sig] // $sig)) : 'null';
-  record(type => '"end"', task => $task, attempt => $attempt, at => now(), state => jstr($state), exit_code => $code,
-    signal => $signal, @reason, ($retry ? (retry => 'true') : ()));
+  record(type => '"end"', task => $task, attempt => $attempt, at => now(), state => jstr($state), @fields,
+    ($retry ? (retry => 'true') : ()));
   last unless $retry;
   my $delay = ($s{retry_delay} // 1) * 2 ** $try;
   $delay = 60 if $delay > 60;
@@ -178,4 +186,3 @@ for (my $try = 0; !$stop; $try++) {
 record(type => '"runner-end"', at => now(), reason => jstr($stop ? 'cancelled' : 'done'));
 sleep(1) until rec_flush();
 exit($state eq 'succeeded' ? 0 : 1);
-`;

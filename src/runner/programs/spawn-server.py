@@ -1,21 +1,27 @@
-import { PYTHON_COMMON } from './python-common.js';
+# drover's spawn server: starts the tasks of drover's runner (src/runner/forkserver.ts), with the protocol of the
+# Perl fork server (fork-server.pl), but with tasks started by posix_spawn instead of fork. glibc's posix_spawn does
+# not copy the server's page tables (it uses a vfork-style clone), and the fork of an interpreter and the
+# copy-on-write faults after it were the largest cost of a short task: 2000 `/bin/true` with two slots take about
+# 1.3 s this way against 2.1 s with Perl's fork on the same machine.
+#
+# Same messages in and reports out as the Perl server, with two differences that only make it faster: reports are
+# gathered for up to 20 ms and go out in one write (waking the runner once per task costs more CPU than the task
+# itself on a VM), and the log files are opened by the server (so a log that cannot be written is told from a
+# program that cannot be executed). A task whose folder is not the server's is started with fork.
+# Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
+#
+# Usage: python3 -I -S -c SOURCE COMMON, where COMMON is the text of drover_common.py (the code it shares with
+# the element runner): the runner passes both from its own bundle, so nothing is read from disk.
+import collections
+import errno
+import os
+import signal
+import sys
+import time
+import types
 
-/**
- * The spawn server's Python source: the fork server's protocol (forkserver-source.ts), with tasks started by
- * `posix_spawn` instead of `fork`. glibc's posix_spawn does not copy the server's page tables (it uses a
- * vfork-style clone), and the fork of an interpreter and the copy-on-write faults after it were the largest
- * cost of a short task: 2000 `/bin/true` with two slots take about 1.3 s this way against 2.1 s with Perl's
- * fork on the same machine.
- *
- * Same messages in and reports out as the Perl server, with two differences that only make it faster: reports
- * are gathered for up to 20 ms and go out in one write (waking the runner once per task costs more CPU than
- * the task itself on a VM), and the log files are opened by the server (so a log that cannot be written
- * is told from a program that cannot be executed). A task whose folder is not the server's is started with fork.
- * Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
- */
-export const SPAWNSERVER_PYTHON = String.raw`
-import collections, errno, os, select, signal, sys, time
-${PYTHON_COMMON}
+common = types.ModuleType('drover_common')
+exec(compile(sys.argv[1], 'drover_common.py', 'exec'), common.__dict__)
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
 os.set_blocking(0, False)
@@ -46,7 +52,7 @@ def pairs(kvs):
 
 def fail(id, slot, efd, argv0, e):
     # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
-    code = cannot_execute(efd, argv0, e)
+    code = common.cannot_execute(efd, argv0, e)
     free.append(slot)
     out.append('S\t%s\t0\t%s\nE\t%s\t%d\n' % (id, slot, id, code << 8))
 
@@ -56,9 +62,9 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
     if pid == 0:
         try:
             os.setpgid(0, 0)
-            for s in TASK_SIGNALS:
+            for s in common.TASK_SIGNALS:
                 signal.signal(s, signal.SIG_DFL)
-            os.dup2(DEVNULL, 0)
+            os.dup2(common.DEVNULL, 0)
             os.dup2(ofd, 1)
             os.dup2(efd, 2)
             try:
@@ -71,7 +77,7 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
             except OSError as e:
                 if e.errno == errno.ENOEXEC:
                     os.execve(b'/bin/sh', [b'/bin/sh', path] + argv[1:], env)
-                os._exit(cannot_execute(2, argv[0], e.errno))
+                os._exit(common.cannot_execute(2, argv[0], e.errno))
         finally:
             os._exit(126)
     return pid
@@ -85,23 +91,23 @@ def start(slot, f):
     env.update(slot_env[slot])
     env.update(pairs(f[6 + nargs:6 + nargs + nenv]))
     try:
-        ofd = os.open(o, LOG_FLAGS, 0o666)
+        ofd = os.open(o, common.LOG_FLAGS, 0o666)
     except OSError:
         return fail(id, slot, -1, argv[0], errno.EACCES)
     try:
-        efd = os.open(e, LOG_FLAGS, 0o666)
+        efd = os.open(e, common.LOG_FLAGS, 0o666)
     except OSError:
         os.close(ofd)
         return fail(id, slot, -1, argv[0], errno.EACCES)
     try:
-        path = argv[0] if b'/' in argv[0] else which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
+        path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
             return fail(id, slot, efd, argv[0], errno.ENOENT)
         if cwd != start_dir:
             pid = spawn_in(cwd, path, argv, env, ofd, efd)
         else:
             try:
-                pid = spawn_task(path, argv, env, ofd, efd)
+                pid = common.spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
                 return fail(id, slot, efd, argv[0], err.errno)
     finally:
@@ -183,7 +189,7 @@ def read_input():
     buf = buf[pos:]
 
 def reap():
-    for pid, status in reaped():
+    for pid, status in common.reaped():
         id = task_of.pop(pid, None)
         if id is None:
             continue
@@ -212,7 +218,7 @@ def flush(now):
 # runner wrote before it stopped a task is always read before that task's slot goes to the next queued task.
 while True:
     timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
-    wait_for_children([] if eof else [0], timeout)
+    common.wait_for_children([] if eof else [0], timeout)
     reap()
     if not eof:
         read_input()
@@ -235,4 +241,3 @@ while True:
                     os.killpg(pid, signal.SIGKILL)
                 except OSError:
                     pass
-`;

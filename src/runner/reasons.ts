@@ -1,0 +1,20 @@
+/**
+ * The reasons a runner writes in an `end` record: the one vocabulary of every runner (the TypeScript runner and
+ * the programs in src/runner/programs/, which receive these words with their settings: program-settings.ts) and
+ * of the reconciliation that matches on them (backends/slurm/reconcile.ts, backends/gridengine/reconcile.ts).
+ * docs/runners.md lists them with the exit-status table they belong to.
+ */
+
+/**
+ * The runner was sent SIGTERM — by the scheduler ending its array element (time limit, preemption, scancel,
+ * qdel) — and stopped the task. Reconciliation matches on it to say what the scheduler meant (timeout, cancelled).
+ */
+export const SCHEDULER_STOP = 'the runner was sent SIGTERM (scheduler stop)';
+
+/** The task ended but the runner could not learn how (bash loses the status of a child that ends during a trap). */
+export const UNKNOWN_STATUS = 'its exit status is unknown';
+
+/** The runner stopped the attempt at its time limit (`--task-timeout`), in seconds as given (docs: `T`). */
+export function timeLimitReason(seconds: number | 'T'): string {
+  return `time limit of ${seconds} s`;
+}

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { SIGNAL_NAMES } from '../../src/runner/end-state.js';
+import { SCHEDULER_STOP, timeLimitReason } from '../../src/runner/reasons.js';
+import {
+  assertNothingLeft,
+  logOf,
+  type Outcome,
+  type Rec,
+  type RunSpec,
+  runWith,
+  want,
+} from './runner-harness.js';
+import { RUNNERS, type RunnerImpl } from './runners.js';
+
+/**
+ * The runner conformance suite: the same scenarios against every runner drover has (runners.ts) — the
+ * TypeScript runner with each of its process starters, the Perl single-task runner, the bash element runner
+ * with one task per element and packed, the Python element runner — on real processes. Every runner must write
+ * the same records (times, pids, hosts and slots aside) and the same logs: the exit-status table of
+ * src/runner/end-state.ts, the reasons of src/runner/reasons.ts, the DROVER_* environment. A runner that cannot
+ * serve a scenario (retries and time limits are the TypeScript and Perl runners' alone) is not run on it: its
+ * launches go to one that can.
+ */
+
+const ok = { state: 'succeeded', exit_code: 0, signal: null };
+const failed = (code: number) => ({ state: 'failed', exit_code: code, signal: null });
+const killed = (signal: string) => ({ state: 'killed', exit_code: null, signal });
+
+/** A log's expected text, a pattern it must match, or a check given the task's start record. */
+type LogCheck = string | RegExp | ((text: string, start: Rec) => void);
+
+/** A task of the ends scenario: its command, its end record, and its logs. */
+interface EndCase {
+  command: string;
+  end: Rec;
+  out?: LogCheck;
+  err?: LogCheck;
+}
+
+/** The variables a task sees that drover sets, but those the test sets to choose a runner. */
+const DROVER_ENV =
+  "env | grep '^DROVER_' | grep -v '^DROVER_\\(SPAWNER\\|ELEMENT_RUNNER\\)=' | sort; echo \"cwd $(pwd)\"";
+
+/** Its pid and process group, what it ignores (SigIgn), and whether its stdin ends at once. */
+const PROCESS_SHAPE =
+  "echo $$ $(cut -d' ' -f5 /proc/$$/stat); grep '^SigIgn' /proc/$$/status; cat; echo stdin-done";
+
+const ENDS: EndCase[] = [
+  { command: 'true', end: ok, out: '', err: '' },
+  { command: "sh -c 'exit 3'", end: failed(3) },
+  { command: 'drover-no-such-program', end: failed(127), out: '', err: /drover-no-such-program/ },
+  { command: "sh -c 'exit 127'", end: failed(127) },
+  { command: './not-executable', end: failed(126), err: /not-executable/ },
+  { command: "sh -c 'kill -9 $$'", end: killed('SIGKILL') },
+  { command: "sh -c 'kill -TERM $$'", end: killed('SIGTERM') },
+  { command: "sh -c 'kill -29 $$'", end: killed('SIGIO') },
+  // Its shell exits 128+9: the table reads it as the signal that killed the shell's child.
+  { command: "sh -c 'sleep 5 & kill -9 $!; wait $!'", end: killed('SIGKILL') },
+  { command: "sh -c 'sleep 0.02 & exit 5'", end: failed(5) },
+  { command: "sh -c 'sleep 0.01; exit 0'", end: ok },
+  {
+    command: 'printf \'%s|%s\\n\' "$DROVER_TASK_ID" "$DROVER_ATTEMPT"; echo "it\'s $DROVER_JOBNAME" >&2',
+    end: ok,
+    out: '12|1\n',
+    err: "it's J\n",
+  },
+  { command: 'echo \'é \\ "q"\ta\'\necho second line', end: ok, out: 'é \\ "q"\ta\nsecond line\n' },
+  // A variable of the launch (settings.env) with a newline, a tab, quotes and non-ASCII.
+  { command: 'printf \'[%s]\' "$X_NOTE"', end: ok, out: '[a\nb\t"c" é]' },
+  {
+    command: DROVER_ENV,
+    end: ok,
+    out: (text, start) => {
+      const dir = String(start.out).split('/.drover/')[0];
+      assert.equal(
+        text,
+        [
+          'DROVER_ATTEMPT=1',
+          'DROVER_JOBNAME=J',
+          'DROVER_LAUNCH=3',
+          `DROVER_LAUNCH_DIR=${dir}/.drover/jobs/J/launches/3`,
+          `DROVER_SLOT=${start.slot}`,
+          `DROVER_TASK_ID=${start.task}`,
+          `cwd ${dir}`,
+          '',
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    command: PROCESS_SHAPE,
+    end: ok,
+    out: (text, start) => {
+      const [ids, sigIgn, last] = text.trim().split('\n');
+      assert.equal(ids, `${start.pid} ${start.pid}`, 'the task leads its own process group');
+      const mask = BigInt(`0x${sigIgn!.split(/\s+/)[1]}`);
+      for (const sig of [1, 2, 3, 13, 15])
+        assert.equal((mask >> BigInt(sig - 1)) & 1n, 0n, `signal ${sig} ignored`);
+      assert.equal(last, 'stdin-done', 'reading stdin ends at once');
+    },
+  },
+];
+
+function checkLog(o: Outcome, task: number, ext: 'out' | 'err', check: LogCheck | undefined): void {
+  if (check === undefined) return;
+  const text = logOf(o, task, ext);
+  const start = o.raw.find((r) => r.type === 'start' && r.task === task)!;
+  if (typeof check === 'string') assert.equal(text, check, `task ${task}'s ${ext} log`);
+  else if (check instanceof RegExp) assert.match(text, check, `task ${task}'s ${ext} log`);
+  else check(text, start);
+}
+
+/** Every task's records as expected: an attempt per end given, a skip, or nothing (undefined). */
+function assertTasks(o: Outcome, expected: Record<number, Rec[] | undefined>): void {
+  const got = Object.fromEntries([...o.tasks].map(([id, recs]) => [id, recs]));
+  const wanted = Object.fromEntries(Object.entries(expected).filter(([, recs]) => recs !== undefined));
+  assert.deepEqual(got, wanted);
+}
+
+/** The ends scenario: every row of the exit-status table and the logs, with two slots. */
+async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl): Promise<void> {
+  const o = await runWith(t, impl, { commands: ENDS.map((c) => c.command) });
+  assertTasks(o, Object.fromEntries(ENDS.map((c, i) => [i + 1, want.attempt(o.launch, i + 1, 1, c.end)])));
+  ENDS.forEach((c, i) => {
+    checkLog(o, i + 1, 'out', c.out);
+    checkLog(o, i + 1, 'err', c.err);
+  });
+  assert.deepEqual(new Set(o.ends.values()), new Set(['done']));
+  assert.deepEqual(new Set(o.exits.values()), new Set(impl.packs ? [1] : [0, 1]));
+  // Two slots asked for: a runner of one task has one.
+  for (const r of o.raw) if (r.type === 'runner') assert.equal(r.slots, impl.packs ? 2 : 1);
+  assertNothingLeft(o);
+}
+
+/** SIGTERM to every runner process once `tasks` have started: what a scheduler does to stop an element. */
+function stopWhenStarted(tasks: number[], cancel?: number[]): RunSpec['during'] {
+  return async (run) => {
+    await run.started(tasks);
+    if (cancel) run.requestCancel(cancel);
+    for (const p of run.processes()) p.kill('SIGTERM');
+  };
+}
+
+for (const impl of RUNNERS) {
+  describe(impl.name, { skip: impl.skip }, () => {
+    test('every row of the exit-status table, logs, the DROVER_* environment, the process group', async (t) => {
+      await runEnds(t, impl);
+    });
+
+    test('exit 128+N is signal N for every signal the table names; other codes stay exit codes', async (t) => {
+      const codes = [...SIGNAL_NAMES.map((_, i) => 129 + i), 128, 160, 255];
+      const o = await runWith(t, impl, { commands: codes.map((c) => `exit ${c}`), parallel: 4 });
+      const end = (c: number) => (c > 128 && c < 160 ? killed(`SIG${SIGNAL_NAMES[c - 129]}`) : failed(c));
+      assertTasks(
+        o,
+        Object.fromEntries(codes.map((c, i) => [i + 1, want.attempt(o.launch, i + 1, 1, end(c))])),
+      );
+    });
+
+    test('a cancel request there before the runner starts: the task never starts, recorded cancelled', async (t) => {
+      const o = await runWith(t, impl, { commands: ['echo one', 'echo two'], cancelFirst: [2] });
+      assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.skip(2) });
+      assert.equal(logOf(o, 1, 'out'), 'one\n');
+    });
+
+    test('SIGTERM (the scheduler stops the element): the task is stopped and recorded killed, scheduler stop', async (t) => {
+      const t0 = Date.now();
+      const commands = impl.packs ? ['sleep 30', 'true'] : ['sleep 30'];
+      const o = await runWith(t, impl, { commands, settings: { maxTasks: 1 }, during: stopWhenStarted([1]) });
+      assert.ok(Date.now() - t0 < 10_000, 'sleep 30 was stopped');
+      const end = { ...killed('SIGTERM'), reason: SCHEDULER_STOP };
+      // A task that never started gets no record: reconciliation with the scheduler says what became of it.
+      assertTasks(o, { 1: want.attempt(o.launch, 1, 1, end), 2: undefined });
+      assert.deepEqual([...o.ends.values()], ['cancelled']);
+      assert.deepEqual([...o.exits.values()], [1]);
+      assertNothingLeft(o);
+    });
+
+    test('drover cancel on a cluster (a cancel request, then SIGTERM): recorded cancelled', async (t) => {
+      const commands = impl.packs ? ['sleep 30', 'sleep 30'] : ['sleep 30'];
+      const cancel = impl.packs ? [1, 2] : [1];
+      const during = stopWhenStarted([1], cancel);
+      const o = await runWith(t, impl, { commands, settings: { maxTasks: 1 }, during });
+      const end = { state: 'cancelled', exit_code: null, signal: 'SIGTERM' };
+      assertTasks(o, { 1: want.attempt(o.launch, 1, 1, end), 2: impl.packs ? want.skip(2) : undefined });
+      assert.deepEqual([...o.ends.values()], ['cancelled']);
+      assertNothingLeft(o);
+    });
+
+    if (impl.polls) {
+      test('a cancel request while it runs: the running task is stopped, the queued one skipped, the rest run', async (t) => {
+        const o = await runWith(t, impl, {
+          commands: ['sleep 30', 'sleep 30', 'echo three'],
+          settings: { maxTasks: 1 },
+          during: async (run) => {
+            await run.started([1]);
+            run.requestCancel([1, 2]);
+          },
+        });
+        const end = { state: 'cancelled', exit_code: null, signal: 'SIGTERM' };
+        assertTasks(o, {
+          1: want.attempt(o.launch, 1, 1, end),
+          2: want.skip(2),
+          3: want.attempt(o.launch, 3, 1, ok),
+        });
+        assert.equal(logOf(o, 3, 'out'), 'three\n');
+        assert.deepEqual([...o.ends.values()], ['done']);
+        assertNothingLeft(o);
+      });
+    }
+
+    if (impl.retries) {
+      test('--task-timeout: SIGTERM at the limit, SIGKILL after the grace, recorded timeout with the limit', async (t) => {
+        const t0 = Date.now();
+        const o = await runWith(t, impl, {
+          commands: ['sleep 30', "trap '' TERM; sleep 30"],
+          settings: { taskTimeout: 1, killGrace: 0.5 },
+        });
+        const end = (signal: string) => ({ ...killed(signal), state: 'timeout', reason: timeLimitReason(1) });
+        assertTasks(o, {
+          1: want.attempt(o.launch, 1, 1, end('SIGTERM')),
+          2: want.attempt(o.launch, 2, 1, end('SIGKILL')),
+        });
+        assert.ok(Date.now() - t0 < 10_000, 'both were stopped');
+        assertNothingLeft(o);
+      });
+
+      test('a fractional limit and no grace: SIGKILL at once after SIGTERM', async (t) => {
+        const o = await runWith(t, impl, {
+          commands: ["trap '' TERM; sleep 30"],
+          settings: { taskTimeout: 0.5, killGrace: 0 },
+        });
+        const end = { ...killed('SIGKILL'), state: 'timeout', reason: timeLimitReason(0.5) };
+        assertTasks(o, { 1: want.attempt(o.launch, 1, 1, end) });
+      });
+
+      test('--retries: failed attempts are retried, numbered, each with its own logs, the last one not', async (t) => {
+        const o = await runWith(t, impl, {
+          commands: ['test "$DROVER_ATTEMPT" -ge 2', 'echo "$DROVER_ATTEMPT"; exit 4'],
+          settings: { retries: 2 },
+        });
+        const retried = (e: Rec) => ({ ...e, retry: true });
+        assertTasks(o, {
+          1: [...want.attempt(o.launch, 1, 1, retried(failed(1))), ...want.attempt(o.launch, 1, 2, ok)],
+          2: [
+            ...want.attempt(o.launch, 2, 1, retried(failed(4))),
+            ...want.attempt(o.launch, 2, 2, retried(failed(4))),
+            ...want.attempt(o.launch, 2, 3, failed(4)),
+          ],
+        });
+        for (const n of [1, 2, 3]) assert.equal(logOf(o, 2, 'out', n), `${n}\n`);
+      });
+    }
+
+    if (impl.packs) {
+      test('N slots at once, each with its own GPUs from those visible, tasks started in order', async (t) => {
+        const cmd = 'echo "$DROVER_TASK_ID $DROVER_SLOT $CUDA_VISIBLE_DEVICES"; sleep 0.4';
+        const o = await runWith(t, impl, {
+          commands: Array(6).fill(cmd),
+          settings: { maxTasks: 3, gpusPerTask: 1 },
+          env: { CUDA_VISIBLE_DEVICES: '4,5,6,7' },
+        });
+        const starts = o.raw.filter((r) => r.type === 'start');
+        assert.deepEqual(
+          starts.map((r) => r.task),
+          [1, 2, 3, 4, 5, 6],
+        );
+        for (const r of starts) {
+          assert.equal(r.gpus, String(4 + (r.slot as number)));
+          assert.equal(logOf(o, r.task as number, 'out'), `${r.task} ${r.slot} ${r.gpus}\n`);
+        }
+        let running = 0;
+        let most = 0;
+        for (const r of o.raw.filter((x) => x.type === 'start' || x.type === 'end')) {
+          running += r.type === 'start' ? 1 : -1;
+          most = Math.max(most, running);
+        }
+        assert.equal(most, 3);
+        assert.equal(o.raw.find((r) => r.type === 'runner')!.slots, 3);
+        assert.ok(o.raw.filter((r) => r.type === 'end').every((r) => r.state === 'succeeded'));
+      });
+
+      test('fewer GPUs visible than a task needs: exit 2 before any record', async (t) => {
+        const o = await runWith(t, impl, {
+          commands: ['true', 'true'],
+          settings: { maxTasks: 2, gpusPerTask: 2 },
+          env: { CUDA_VISIBLE_DEVICES: '0' },
+        });
+        assert.deepEqual([...o.exits.values()], [2]);
+        assert.deepEqual(o.raw, []);
+      });
+    }
+  });
+}
+
+/**
+ * The ends again, round after round, while both cores are kept busy: a record must never give one task
+ * another's end (in one CI run the bash element runner recorded a missing program, exit 127, as `killed` with no
+ * exit code, because bash answers 127 for a pid it does not know). The tasks end close together and slots are
+ * reused at once, so the runners' reaping, pid bookkeeping and signal paths race each other as on a loaded node.
+ * Bounded in time: each runner gets ROUNDS rounds or its share of the budget, whichever ends first.
+ */
+describe('under load', () => {
+  const ROUNDS = 6;
+  const BUDGET_MS = 2500;
+  const busy: ChildProcess[] = [];
+  before(() => {
+    for (let i = 0; i < 2; i++)
+      busy.push(spawn('sh', ['-c', 'while :; do :; done'], { stdio: 'ignore', detached: true }));
+  });
+  after(() => {
+    for (const p of busy) if (p.pid) process.kill(-p.pid, 'SIGKILL');
+  });
+  for (const impl of RUNNERS) {
+    test(`${impl.name}: every task's own end, round after round`, { skip: impl.skip }, async (t) => {
+      const t0 = Date.now();
+      for (let i = 1; i <= ROUNDS && (i <= 2 || Date.now() - t0 < BUDGET_MS); i++) await runEnds(t, impl);
+    });
+  }
+});
