@@ -61,3 +61,16 @@ export function linesBefore(file: string, end: number): number {
     fs.closeSync(fd);
   }
 }
+
+/** Write a file atomically: temp file in the same folder, then rename. A failure leaves nothing, and names `file`. */
+export function writeFileAtomic(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    if (isSystemError(err)) err.path = file;
+    throw err;
+  }
+}

@@ -1,5 +1,7 @@
+import type { JobRow } from '../ledger/jobs.js';
 import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
+import type { TerminalState } from '../ledger/states.js';
 import type { DroverPaths } from '../paths.js';
 import type { RunSettings } from '../runner/group.js';
 
@@ -28,7 +30,7 @@ export interface LaunchRequest {
   extraArgs: string[];
 }
 
-/** Everything a backend needs to submit one launch. */
+/** Everything a cluster backend needs to submit one launch. */
 export interface SubmitRequest {
   ledger: Ledger;
   paths: DroverPaths;
@@ -60,7 +62,7 @@ export interface Preview {
   warnings: string[];
 }
 
-/** What a backend says about a submission, for the summary and --json. */
+/** What a cluster backend says about a submission, for the summary and --json. */
 export interface SubmitResult {
   /** Backend handles, stored with the launch (array job ids, ...). */
   handles: object;
@@ -70,17 +72,119 @@ export interface SubmitResult {
   warnings: string[];
 }
 
+/** `submit` runs the launch; `dry-run` says what submitting would do and changes nothing. */
+export type LaunchMode = 'submit' | 'dry-run';
+
+/** How a launch's tasks are watched while they run here: the local backend's foreground runner reports to it. */
+export interface RunObserver {
+  started(): void;
+  ended(
+    task: number,
+    attempt: number,
+    state: TerminalState,
+    exitCode: number | null,
+    willRetry: boolean,
+  ): void;
+  stop(): void;
+  /** The terminal went away (SIGHUP): draw nothing more. */
+  detach(): void;
+}
+
 /**
- * What every backend does for launches it ran. The local backend runs its launches itself (see
- * backends/local/submit.ts); cluster backends implement `submit`.
+ * One launch, resolved by src/launch/: the job, its tasks, and everything its runners share. In `dry-run` mode
+ * `launch` is undefined (nothing was recorded) and `dir` is the folder the launch would get.
+ */
+export interface LaunchPlan {
+  ledger: Ledger;
+  paths: DroverPaths;
+  /** Where it runs: `local`, `slurm`, `gridengine`, `pool:NAME`. */
+  backend: string;
+  job: JobRow;
+  /** The launch row (submit mode). */
+  launch?: LaunchRow;
+  /** The launch's folder (in dry-run mode, a placeholder path: the launch gets its number when made). */
+  dir: string;
+  /** Its tasks as a condensed tasklist, and how many. */
+  tasklist: string;
+  count: number;
+  /** The tasks in id order with their next attempt number (read when needed: a pool reads them lazily). */
+  tasks: () => LaunchTask[];
+  /** What every runner of the launch shares. */
+  settings: RunSettings;
+  request: LaunchRequest;
+  /** The backend's section of the config (header, footer, partition, ...). */
+  config: Record<string, string>;
+  /** Path of the drover entry script and of the node binary, to start runners. */
+  drover: { bin: string; node: string };
+  /** Local: run in the background and return at once. */
+  detach: boolean;
+  /** Pools: the ranks of `--num-jobs` (each task gets DROVER_JOB_RANK and DROVER_NUM_JOBS). */
+  numJobs?: number;
+  /** Local, foreground: who watches the tasks. */
+  observer?: RunObserver;
+}
+
+/** What a backend did with a launch (or, in dry-run mode, would do). */
+export interface LaunchOutcome {
+  /** Backend handles, stored with the launch (runner pid, array job ids, ...); none in dry-run mode. */
+  handles?: object;
+  /** One line for people: what was submitted or would be. */
+  summary: string;
+  /** The scheduler commands that would be submitted (dry-run), as argv with the program first. */
+  commands?: string[][];
+  warnings: string[];
+  /** Local, foreground: the launch ran here to its end; the signal that stopped it early, if one did. */
+  ran?: { interrupted: NodeJS.Signals | null };
+}
+
+/** The launch options beyond the common ones (src/launch/spec.ts); a backend takes those it lists. */
+export type BackendOption =
+  | 'maxTasks'
+  | 'duration'
+  | 'tasksPerNode'
+  | 'maxTasksPerNode'
+  | 'partition'
+  | 'account'
+  | 'qos'
+  | 'after'
+  | 'extraArgs'
+  | 'detach'
+  | 'numJobs';
+
+/** What a backend takes of a launch request, and how it keeps a launch's task rows. */
+export interface BackendTraits {
+  options: ReadonlySet<BackendOption>;
+  /** Why the others are refused, for the one line the user gets ("the pool decides"). */
+  refusal: string;
+  /**
+   * `lazy`: the launch's task rows are made in chunks as they are dispatched (a pool), so launching N tasks is
+   * one transaction whose size does not depend on N; `eager`: all at once, when the launch is made.
+   */
+  taskRows: 'eager' | 'lazy';
+}
+
+/**
+ * What every backend does: launch (or preview) a launch, fill in what runners could not record, cancel. One
+ * contract for local, slurm, gridengine and pools; src/launch/ drives `launch`, the CLI never branches on a
+ * backend's name.
  */
 export interface Backend {
-  /** `local`, `slurm`, `gridengine`, ... — the `backend` column of its launches. */
+  /** `local`, `slurm`, `gridengine`, `pool` — the `backend` column of its launches (`pool:NAME` for pools). */
   readonly name: string;
-  /** Submit a launch to the scheduler (cluster backends). Bad requests throw usage errors before submitting. */
-  submit?(req: SubmitRequest): Promise<SubmitResult>;
-  /** The submissions `submit` would make (cluster backends), for `launch --dry-run`. Runs no submit command. */
-  preview?(req: PreviewRequest): Preview;
+  readonly traits: BackendTraits;
+  /** Check what only this backend knows is wrong with a request (before anything is written); usage errors. */
+  check?(request: LaunchRequest, detach: boolean): void;
+  /**
+   * Write the rows this backend keeps beside a new launch, inside the launch's own transaction (the pool's queue
+   * row). Synchronous: it is part of one ledger transaction.
+   */
+  record?(plan: LaunchPlan & { launch: LaunchRow }): void;
+  /**
+   * Submit the launch (`submit`: the plan has its launch row; bad requests throw usage errors before anything
+   * reaches the scheduler, and a refused submission throws after withdrawing what it submitted) or say what
+   * submitting would do (`dry-run`: nothing is written or run).
+   */
+  launch(plan: LaunchPlan, mode: LaunchMode): Promise<LaunchOutcome>;
   /**
    * Fill in what runners could not record (after their records were ingested): tasks whose runner or scheduler
    * entry is gone without a final record become `lost`, scheduler facts such as pending or timeout are applied.

@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import type { RunObserver } from '../backends/backend.js';
 import type { TerminalState } from '../ledger/states.js';
 import { formatDuration } from './output.js';
 
@@ -6,7 +7,7 @@ import { formatDuration } from './output.js';
  * Live progress of a foreground launch on stderr: a bar with counts, rate and ETA on a terminal; on anything
  * else, one line per failed task and a summary line every few seconds.
  */
-export class Progress {
+export class Progress implements RunObserver {
   private readonly counts: Partial<Record<TerminalState | 'running', number>> = {};
   private done = 0;
   private readonly t0 = Date.now();
@@ -61,6 +62,11 @@ export class Progress {
       if (!this.bar) process.stderr.write(`${msg}\n`);
     }
     this.bar?.update(this.done, this.payload());
+  }
+
+  /** The terminal went away: draw nothing more. */
+  detach(): void {
+    if (this.ticker) clearInterval(this.ticker);
   }
 
   /** Stop the display (the bar stays on screen with its final values). */

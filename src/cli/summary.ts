@@ -1,7 +1,9 @@
+import { shellQuote } from '../backends/cluster/wrapper.js';
+import { type LaunchResult, NEXT_LAUNCH } from '../launch/launch.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts, launchTimes } from '../ledger/queries.js';
 import { STATES } from '../ledger/states.js';
-import { formatDuration, printTable } from './output.js';
+import { formatDuration, note, printJson, printTable } from './output.js';
 
 /** The one-screen summary after a foreground launch: counts per state, time, and the tasks that did not succeed. */
 export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: number, jobname: string): void {
@@ -31,4 +33,37 @@ export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: numb
       `${failed ? `see one: drover logs ${jobname} ${failed.task} --err · ` : ''}${rerun}\n`,
     );
   }
+}
+
+/** `--dry-run`: what would run — for a cluster the scheduler commands too, exactly as the launch would run them. */
+export function printDryRun(made: LaunchResult, json: boolean): number {
+  const commands = made.outcome?.commands ?? [];
+  const warnings = made.outcome?.warnings ?? [];
+  if (json) {
+    printJson({
+      jobname: made.jobname,
+      launch: null,
+      backend: made.backend,
+      dry_run: true,
+      tasks: made.count,
+      tasklist: made.tasklist,
+      submissions: commands,
+      warnings,
+    });
+    return 0;
+  }
+  note(
+    `would launch ${made.count} task(s) of job '${made.jobname}' on ${made.backend}: tasklist ${made.tasklist}`,
+  );
+  if (commands.length > 0) {
+    note(`with ${commands.length} submission(s) (${NEXT_LAUNCH} is the launch's number):`);
+    for (const c of commands) note(`  ${c.map(displayArg).join(' ')}`);
+  }
+  process.stdout.write((made.tasks ?? []).map((t) => `${t.id}\t${t.command}\n`).join(''));
+  return 0;
+}
+
+/** An argument as a shell would need it typed: bare when safe, else single-quoted. */
+function displayArg(a: string): string {
+  return /^[\w@%+=:,./-]+$/.test(a.replaceAll(NEXT_LAUNCH, 'N')) ? a : shellQuote(a);
 }

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { readTokenFile } from '../controller/tokens.js';
 import { usageError } from '../errors.js';
 import { droverDir } from '../paths.js';
+import { readTokenFile } from '../protocol/client.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { Worker } from '../worker/worker.js';
 import { durationOption, intOption, sizeOption } from './parse.js';

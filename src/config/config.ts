@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../errors.js';
-import { writeFileAtomic } from '../runner/group.js';
+import { writeFileAtomic } from '../files.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, type Range } from '../util/limits.js';
 

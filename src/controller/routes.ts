@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { cancelPoolTasks } from '../backends/pool/backend.js';
 import { refresh } from '../backends/refresh.js';
-import { jobStatus } from '../cli/status.js';
 import { loadJob } from '../launch/load-job.js';
+import { jobStatus } from '../launch/status.js';
 import { recordHistory } from '../ledger/history.js';
 import { taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
@@ -78,7 +78,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     `${p}/launches`,
     { config: user, schema: { body: S.createLaunchSchema } },
     async (req, reply) => {
-      const made = createPoolLaunch(ctx.ledger, req.body, (pool) => liveWorkerCount(ctx, pool));
+      const made = await createPoolLaunch(ctx.ledger, req.body, (pool) => liveWorkerCount(ctx, pool));
       if (made.launch !== null) {
         ctx.controller.loadLaunch(Number(made.launch));
         req.log.info({

@@ -69,6 +69,7 @@ export const createLaunchSchema = {
     cwd: { type: 'string', minLength: 1, maxLength: 4096 },
     env: { type: 'object', additionalProperties: str(100_000), maxProperties: 1000 },
     argv: { type: 'array', items: str(100_000), maxItems: 10_000 },
+    dry_run: { type: 'boolean' },
   },
   additionalProperties: false,
 };

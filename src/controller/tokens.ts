@@ -93,12 +93,3 @@ export function writeSecret(file: string, text: string): void {
   fs.chmodSync(tmp, 0o600);
   fs.renameSync(tmp, file);
 }
-
-/** Read a token file (first line), or throw a usage error naming it. */
-export function readTokenFile(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8').split('\n')[0]!.trim();
-  } catch {
-    throw new DroverError('usage', `cannot read the token file ${file}: give one with --token-file`);
-  }
-}

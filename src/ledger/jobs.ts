@@ -239,3 +239,14 @@ export function resolveTasklist(
 export function jobHasTask(ledger: Ledger, jobId: number, taskId: number): boolean {
   return ledger.stmt('SELECT 1 FROM tasks WHERE job_id = ? AND id = ?').get(jobId, taskId) !== undefined;
 }
+
+/**
+ * A job of `count` ranks of one command (a pool launch's `--num-jobs`): its row only, with no jobfile; the
+ * launch makes its task rows as it dispatches them, so this costs the same for 10 ranks or 10,000,000.
+ */
+export function createRankJob(ledger: Ledger, name: string, jobfile: string, count: number): JobRow {
+  ledger
+    .stmt('INSERT INTO jobs (name, created_at, jobfile, task_count, max_task) VALUES (?, ?, ?, ?, ?)')
+    .run(name, Date.now() / 1000, jobfile, count, count);
+  return findJob(ledger, name)!;
+}

@@ -69,43 +69,64 @@ export function refuseActive(
  * Transition: create a launch of `taskIds` of `job` (those the job still has) and mark them `queued` in it and
  * as the tasks' newest launch; refused when one of them is queued or running already. One transaction. Returns
  * the launch and its tasks.
+ *
+ * `lazy` (pools): only the launch row is made, naming its tasks as a tasklist — `ranks` N for the ranks 1..N of a
+ * `--num-jobs` job — so the transaction's size does not depend on the number of tasks; the dispatcher makes
+ * their rows in chunks (backends/pool/expand.ts). Then `tasks` is empty.
  */
 export function createLaunch(
   ledger: Ledger,
   job: JobRow,
   backend: string,
-  taskIds: readonly number[],
+  taskIds: readonly number[] | { ranks: number },
   options: object,
   dirOf: (launchId: number) => string,
+  taskRows: 'eager' | 'lazy' = 'eager',
 ): { launch: LaunchRow; tasks: LaunchTask[] } {
   return ledger.write(() => {
     const now = Date.now() / 1000;
-    // Read again inside the transaction: a prelaunch may have changed the job since the caller selected.
-    const tasks = launchTasks(ledger, job.id, taskIds);
-    const present = tasks.map((t) => t.id);
-    refuseActive(ledger, job, present);
+    let tasks: LaunchTask[] = [];
+    let tasklist: string;
+    let count: number;
+    if ('ranks' in taskIds) {
+      tasklist = `1-${taskIds.ranks}`;
+      count = taskIds.ranks;
+    } else if (taskRows === 'lazy') {
+      refuseActive(ledger, job, taskIds);
+      tasklist = condenseIds(taskIds);
+      count = taskIds.length;
+    } else {
+      // Read again inside the transaction: a prelaunch may have changed the job since the caller selected.
+      tasks = launchTasks(ledger, job.id, taskIds);
+      const present = tasks.map((t) => t.id);
+      refuseActive(ledger, job, present);
+      tasklist = condenseIds(present);
+      count = present.length;
+    }
     const info = ledger
       .stmt(
         `INSERT INTO launches (job_id, backend, tasklist, task_count, created_at, dir, options)
          VALUES (?, ?, ?, ?, ?, '', ?)`,
       )
-      .run(job.id, backend, condenseIds(present), present.length, now, JSON.stringify(options));
+      .run(job.id, backend, tasklist, count, now, JSON.stringify(options));
     const id = Number(info.lastInsertRowid);
     const dir = dirOf(id);
     ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
-    // Set-based statements: one call each for the whole task list, whatever its size.
-    const ids = JSON.stringify(present);
-    ledger
-      .stmt(
-        `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
-         SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))`,
-      )
-      .run(id, job.id, ids);
-    ledger
-      .stmt(
-        "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
-      )
-      .run(id, job.id, ids);
+    if (taskRows === 'eager') {
+      // Set-based statements: one call each for the whole task list, whatever its size.
+      const ids = JSON.stringify(tasks.map((t) => t.id));
+      ledger
+        .stmt(
+          `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
+           SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))`,
+        )
+        .run(id, job.id, ids);
+      ledger
+        .stmt(
+          "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
+        )
+        .run(id, job.id, ids);
+    }
     return { launch: getLaunch(ledger, id)!, tasks };
   });
 }

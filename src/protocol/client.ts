@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import { DroverError } from '../errors.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody } from './messages.js';
 
 /** A refusal or failure from the controller: its HTTP status and error code, or status 0 when unreachable. */
@@ -91,5 +93,14 @@ export class ApiClient {
   /** Close idle kept-alive connections. */
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** Read a token file (first line), or throw a usage error naming it. */
+export function readTokenFile(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n')[0]!.trim();
+  } catch {
+    throw new DroverError('usage', `cannot read the token file ${file}: give one with --token-file`);
   }
 }

@@ -159,6 +159,8 @@ export interface CreateLaunchRequest {
   env?: Record<string, string>;
   /** The command line, for `drover history`. */
   argv?: string[];
+  /** Say what the launch would queue, and record nothing but the history. */
+  dry_run?: boolean;
 }
 
 /** Answer of `POST /v1/launches`. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { isSystemError } from '../errors.js';
+
+export { writeFileAtomic } from '../files.js';
 
 /**
  * What one runner runs: its group of a launch's tasks and how to run them. A runner reads only this (from the
@@ -73,19 +74,6 @@ export interface GroupTask {
 export interface CancelRequest {
   tasks: number[] | 'all';
   at: number;
-}
-
-/** Write a file atomically: temp file in the same folder, then rename. A failure leaves nothing, and names `file`. */
-export function writeFileAtomic(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  try {
-    fs.writeFileSync(tmp, text);
-    fs.renameSync(tmp, file);
-  } catch (err) {
-    fs.rmSync(tmp, { force: true });
-    if (isSystemError(err)) err.path = file;
-    throw err;
-  }
 }
 
 /** Read a launch file and take one group from it (the only one when `key` is omitted). */

@@ -4,7 +4,7 @@ import type { CancelRequest } from '../../runner/group.js';
 
 /**
  * The tasks `drover cancel` asked to cancel in a launch (the requests in its `cancel/` folder, written by
- * requestCancel in backends/local/local.ts), or 'all'. Reconciliation of the cluster backends reads them to
+ * requestCancel in backends/local/runner-handle.ts), or 'all'. Reconciliation of the cluster backends reads them to
  * tell a task cancelled by drover from one the scheduler stopped.
  */
 export function cancelRequests(launchDir: string): Set<number> | 'all' {

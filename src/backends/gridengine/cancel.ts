@@ -1,6 +1,6 @@
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import { requestCancel } from '../local/local.js';
+import { requestCancel } from '../local/runner-handle.js';
 import { qdelElements } from './commands.js';
 import { launchElements, readHandles } from './handles.js';
 import { forgetQueue } from './queue.js';

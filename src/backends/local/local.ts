@@ -1,53 +1,30 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import type { LaunchRow } from '../../ledger/launches.js';
+import { type LaunchRow, setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished } from '../../ledger/transitions.js';
-import type { CancelRequest } from '../../runner/group.js';
-import { writeFileAtomic } from '../../runner/group.js';
-import { isProcessAlive, shortHostname } from '../../runner/proc.js';
+import { parseVisibleGpus, planSlots } from '../../runner/slots.js';
 import type { Backend } from '../backend.js';
 import { settleDeadRunner } from './dead-runner.js';
-
-/** The local backend's handles: the runner process running the launch. */
-export interface LocalHandles {
-  host: string;
-  pid: number;
-  pid_start: string | null;
-}
-
-function handles(launch: LaunchRow): LocalHandles | undefined {
-  const h = JSON.parse(launch.handles) as Partial<LocalHandles>;
-  return h.pid === undefined || h.host === undefined ? undefined : (h as LocalHandles);
-}
-
-/** True when the launch's runner process is alive (or lives on another host, where we cannot tell). */
-export function runnerAlive(launch: LaunchRow): boolean {
-  const h = handles(launch);
-  if (!h) return true; // not started yet
-  if (h.host !== shortHostname()) return true;
-  return isProcessAlive(h.pid, h.pid_start);
-}
-
-/** Drop a cancel request where the launch's runner looks for it, and wake the runner (SIGUSR1). */
-export function requestCancel(launch: LaunchRow, tasks: readonly number[] | 'all'): void {
-  const dir = path.join(launch.dir, 'cancel');
-  fs.mkdirSync(dir, { recursive: true });
-  const req: CancelRequest = { tasks: tasks === 'all' ? 'all' : [...tasks], at: Date.now() / 1000 };
-  writeFileAtomic(path.join(dir, `${Date.now()}-${process.pid}.json`), JSON.stringify(req));
-  const h = handles(launch);
-  if (h && h.host === shortHostname() && isProcessAlive(h.pid, h.pid_start)) {
-    try {
-      process.kill(h.pid, 'SIGUSR1');
-    } catch {
-      // it ended meanwhile; reconcile records what is left
-    }
-  }
-}
+import { launchLocal } from './launch.js';
+import { handles, requestCancel, runnerAlive } from './runner-handle.js';
+import { thisProcessHandles } from './submit.js';
 
 /** The local backend: a runner process on this machine, in the foreground or detached. */
 export const localBackend: Backend = {
   name: 'local',
+  traits: {
+    options: new Set(['maxTasks', 'duration', 'detach']),
+    refusal: 'is for cluster backends',
+    taskRows: 'eager',
+  },
+  check(request) {
+    // Checked before anything is written: the runner would refuse the same way.
+    if (request.gpus === undefined) return;
+    const visibleGpus = parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES);
+    planSlots({ cpusAvailable: 1, gpusPerTask: request.gpus, visibleGpus }, '--gpus');
+  },
+  // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
+  record: (plan) => setLaunchHandles(plan.ledger, plan.launch.id, thisProcessHandles()),
+  launch: launchLocal,
   reconcile(ledger: Ledger, launch: LaunchRow): void {
     if (runnerAlive(launch)) return;
     settleDeadRunner(ledger, launch, handles(launch)!.pid);

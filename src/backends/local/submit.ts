@@ -2,14 +2,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Progress } from '../../cli/progress.js';
-import { self } from '../../cli/self.js';
 import { setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { GroupFile } from '../../runner/group.js';
 import { processStartTime, shortHostname } from '../../runner/proc.js';
 import { Runner, type RunnerSummary } from '../../runner/runner.js';
-import type { LocalHandles } from './local.js';
+import type { RunObserver } from '../backend.js';
+import type { LocalHandles } from './runner-handle.js';
 
 /** Signals that stop a foreground launch: Ctrl-C, `kill`, and the terminal going away. */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -32,10 +31,10 @@ export function thisProcessHandles(): LocalHandles {
 export async function runForeground(
   ledger: Ledger,
   groupFile: GroupFile,
-  options: { progress: boolean },
+  observer: RunObserver | undefined,
 ): Promise<{ summary: RunnerSummary; interrupted: NodeJS.Signals | null }> {
   setLaunchHandles(ledger, groupFile.launch, thisProcessHandles());
-  let progress = options.progress ? new Progress(groupFile.tasks.length, groupFile.job) : undefined;
+  let progress = observer;
   const runner = new Runner(groupFile, {
     onStart: () => progress?.started(),
     onEnd: (task, attempt, state, exitCode, willRetry) =>
@@ -55,7 +54,10 @@ export async function runForeground(
   };
   const onSignal = (sig: NodeJS.Signals) => {
     signals++;
-    if (sig === 'SIGHUP') progress = undefined;
+    if (sig === 'SIGHUP') {
+      progress?.detach();
+      progress = undefined;
+    }
     if (signals === 1) {
       interrupted = sig;
       say(`\ndrover: ${sig}: stopping the running tasks (again to kill them at once)\n`);
@@ -88,12 +90,13 @@ export async function runForeground(
  */
 export function runDetached(
   ledger: Ledger,
+  bin: string,
   groupPath: string,
   groupFile: GroupFile,
   launchDir: string,
 ): LocalHandles {
   const log = fs.openSync(path.join(launchDir, 'runner.log'), 'a');
-  const child = spawn(process.execPath, [self.bin, 'runner', groupPath, '--wait-for-go'], {
+  const child = spawn(process.execPath, [bin, 'runner', groupPath, '--wait-for-go'], {
     detached: true,
     stdio: ['pipe', log, log],
     cwd: groupFile.cwd,

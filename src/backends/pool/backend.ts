@@ -3,6 +3,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished } from '../../ledger/transitions.js';
 import type { Backend } from '../backend.js';
 import { expandAll } from './expand.js';
+import { launchOnPool, recordPoolLaunch } from './record.js';
 import { nudgeServer } from './server-info.js';
 
 /**
@@ -54,6 +55,9 @@ export function cancelPoolTasks(
  */
 export const poolBackend: Backend = {
   name: 'pool',
+  traits: { options: new Set(['numJobs']), refusal: 'the pool decides', taskRows: 'lazy' },
+  record: recordPoolLaunch,
+  launch: launchOnPool,
   reconcile(ledger: Ledger, launch: LaunchRow): void {
     expandAll(ledger, launch.id);
   },

@@ -1,7 +1,6 @@
-import { readTokenFile } from '../../controller/tokens.js';
 import { DroverError } from '../../errors.js';
 import type { DroverPaths } from '../../paths.js';
-import { ApiClient, ApiError } from '../../protocol/client.js';
+import { ApiClient, ApiError, readTokenFile } from '../../protocol/client.js';
 import { readServerInfo, serverFiles } from './server-info.js';
 
 /** Where the CLI finds its controller: flags, then DROVER_SERVER / DROVER_TOKEN, then `.drover/server/`. */

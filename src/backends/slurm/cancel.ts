@@ -1,6 +1,6 @@
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import { requestCancel } from '../local/local.js';
+import { requestCancel } from '../local/runner-handle.js';
 import { commandError, slurmSync } from './commands.js';
 import { elementLookup, type SlurmArray, slurmHandles, taskKeys } from './handles.js';
 

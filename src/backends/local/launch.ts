@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { DroverError, ioError, isSystemError } from '../../errors.js';
+import { ingestLaunch, recordsDir } from '../../ledger/ingest.js';
+import { deleteLaunch, type LaunchRow } from '../../ledger/launches.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import { ledgerError } from '../../ledger/open.js';
+import { type GroupFile, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
+import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
+import { LAUNCH_DIR_VAR } from './leftovers.js';
+import { runDetached, runForeground } from './submit.js';
+
+/** How often a foreground launch moves its runner's records into the ledger. */
+const INGEST_EVERY_MS = 500;
+
+/**
+ * A launch that could not be handed to its runner (a full or read-only disk) did not happen: it leaves the
+ * ledger and its folder goes, as a cluster launch whose submission failed. (When the ledger refuses even that,
+ * the error that brought us here is the one to report.)
+ */
+export function discardLaunch(ledger: Ledger, launch: LaunchRow): void {
+  try {
+    deleteLaunch(ledger, launch.id);
+  } catch {}
+  fs.rmSync(launch.dir, { recursive: true, force: true });
+}
+
+/** True when a runner of the launch recorded a task's start (or tried to). */
+function startedAny(launch: LaunchRow): boolean {
+  const dir = recordsDir(launch);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return false;
+  }
+  return names.some((n) => {
+    try {
+      return fs.readFileSync(path.join(dir, n), 'utf8').includes('"type":"start"');
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** The runner's settings of a local launch: slots, header and footer, and how its tasks can be found. */
+function localSettings(plan: LaunchPlan, dir: string): RunSettings {
+  const { request, config } = plan;
+  return {
+    ...plan.settings,
+    ...(request.maxTasks !== undefined ? { maxTasks: request.maxTasks } : {}),
+    ...(request.cpus !== undefined ? { cpusPerTask: request.cpus } : {}),
+    ...(request.gpus !== undefined ? { gpusPerTask: request.gpus } : {}),
+    ...(config.header ? { header: config.header } : {}),
+    ...(config.footer ? { footer: config.footer } : {}),
+    // How drover finds this launch's task processes if the runner dies before it records them.
+    env: { ...plan.settings.env, [LAUNCH_DIR_VAR]: dir },
+    termState: 'cancelled',
+  };
+}
+
+/**
+ * Run a local launch: in the foreground with live progress (to the plan's observer), or detached. The configured
+ * header and footer wrap each task's command. A dry run says how many tasks would run here.
+ */
+export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<LaunchOutcome> {
+  if (mode === 'dry-run')
+    return { summary: `${plan.count} task(s) would run here`, commands: [], warnings: [] };
+  const { ledger } = plan;
+  const launch = plan.launch!;
+  const settings = localSettings(plan, launch.dir);
+  const groupTasks = plan.tasks().map((t) => ({ id: t.id, command: t.command, attempt: t.attempt }));
+  const launchFile: LaunchFile = { ...settings, groups: { '1': groupTasks } };
+  const launchPath = path.join(launch.dir, 'launch.json');
+  try {
+    writeFileAtomic(launchPath, JSON.stringify(launchFile));
+  } catch (err) {
+    discardLaunch(ledger, launch);
+    throw err;
+  }
+  const group: GroupFile = { ...settings, group: '1', tasks: groupTasks };
+  if (plan.detach) {
+    const h = runDetached(ledger, plan.drover.bin, launchPath, group, launch.dir);
+    return {
+      handles: h, // recorded already, before the runner was told to go
+      summary: `${groupTasks.length} task(s) of '${plan.job.name}' running in the background (runner pid ${h.pid})`,
+      warnings: [],
+    };
+  }
+  // Records go into the ledger while tasks run, not all at the end: `drover status` elsewhere stays current
+  // and cheap, and the work overlaps the tasks instead of adding to the launch's time.
+  const ingest = setInterval(() => {
+    try {
+      ingestLaunch(ledger, launch);
+    } catch {
+      // The ledger is busy; the ingest after the run gets these records.
+    }
+  }, INGEST_EVERY_MS);
+  try {
+    const { interrupted } = await runForeground(ledger, group, plan.observer);
+    return {
+      summary: `${groupTasks.length} task(s) of '${plan.job.name}' ran here`,
+      warnings: [],
+      ran: { interrupted },
+    };
+  } catch (err) {
+    // It failed before any task started (the runner's files or the ledger refused a write): no launch.
+    if (!startedAny(launch)) discardLaunch(ledger, launch);
+    if (err instanceof DroverError) throw err;
+    throw (
+      ledgerError(err) ??
+      (isSystemError(err)
+        ? ioError(err)
+        : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err }))
+    );
+  } finally {
+    clearInterval(ingest);
+  }
+}

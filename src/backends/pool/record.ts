@@ -1,0 +1,56 @@
+import type { LaunchRow } from '../../ledger/launches.js';
+import type { LaunchSettings } from '../../protocol/messages.js';
+import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
+
+/** The pool a launch runs on, from its backend name `pool:NAME`. */
+export function poolOf(backend: string): string {
+  return backend.replace(/^pool:/, '');
+}
+
+/**
+ * Write a pool launch's queue row (inside the launch's transaction): its tasks as a tasklist, what each needs,
+ * retries and the settings workers get. Its task rows are made as they are dispatched (backends/pool/expand.ts).
+ */
+export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void {
+  const { launch, settings: s, request, config } = plan;
+  const settings: LaunchSettings = {
+    job: s.job,
+    launch: launch.id,
+    cwd: s.cwd,
+    logDir: s.logDir,
+    ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
+    killGrace: s.killGrace,
+    ...(config.header ? { header: config.header } : {}),
+    ...(config.footer ? { footer: config.footer } : {}),
+    ...(s.venv ? { venv: s.venv } : {}),
+    ...(s.env ? { env: s.env } : {}),
+  };
+  plan.ledger
+    .stmt(
+      `INSERT INTO pool_launches (launch_id, pool, tasklist, total, num_jobs, cpus, gpus, mem_mb, retries, retry_delay, settings)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      launch.id,
+      poolOf(launch.backend),
+      launch.tasklist,
+      launch.task_count,
+      plan.numJobs ?? null,
+      request.cpus ?? 1,
+      request.gpus ?? 0,
+      request.memMb ?? 0,
+      s.retries,
+      s.retryDelay,
+      JSON.stringify(settings),
+    );
+}
+
+/** A pool launch is submitted once its rows are written: the controller's dispatcher takes it from there. */
+export async function launchOnPool(plan: LaunchPlan, mode: LaunchMode): Promise<LaunchOutcome> {
+  const where = `on pool ${poolOf(plan.backend)}`;
+  const what = `${plan.count} task(s) of '${plan.job.name}'`;
+  return {
+    summary: mode === 'dry-run' ? `${what} would be queued` : `${what} queued ${where}`,
+    warnings: [],
+  };
+}

@@ -1,0 +1,123 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.js';
+import { usageError } from '../errors.js';
+import { validateJobname } from '../sweep/index.js';
+import { parseBlocks } from '../tasklist/tasklist.js';
+import { checkSelection } from './select.js';
+
+/**
+ * One launch as asked for, by the CLI's flags or the controller's API: what to run, which of its tasks, where,
+ * and how. The one input of src/launch/launch.ts.
+ */
+export interface LaunchSpec {
+  /** `local`, `slurm`, `gridengine`, or `pool:NAME`. */
+  backend: string;
+  /** The job (made by prelaunch); with `command`, the name of the new job (default: made from the time). */
+  jobname?: string;
+  /** Launch this one command as a new job (or `numJobs` ranks of it, on a pool). */
+  command?: string;
+  /** With `command`: run it this many times, with DROVER_JOB_RANK 0..n-1 (pools). */
+  numJobs?: number;
+  /** Read the job's tasks from this jobfile instead of the one the ledger knows. */
+  jobfile?: string;
+  tasklist?: string;
+  failed?: boolean;
+  unfinished?: boolean;
+  /** Resources and scheduler options. */
+  request: LaunchRequest;
+  /** Retries of a failed, killed or timed-out attempt; undefined: the config's `retries`, else 0. */
+  retries?: number;
+  /** Seconds before the first retry. */
+  retryDelay: number;
+  /** Per-attempt time limit in seconds (local: `--duration` too). */
+  taskTimeout?: number;
+  /** Seconds between SIGTERM and SIGKILL. */
+  killGrace: number;
+  /** A virtualenv activated for each task (absolute). */
+  venv?: string;
+  /** Extra environment of every task. */
+  env?: Record<string, string>;
+  /** Working folder of the tasks (absolute). */
+  cwd: string;
+  /** Local: run in the background. */
+  detach?: boolean;
+  dryRun?: boolean;
+  /** The command line, for `drover history`. */
+  argv: readonly string[];
+}
+
+/** The flag of each backend option, as the user typed it. */
+const FLAGS: Record<BackendOption, string> = {
+  maxTasks: '--max-tasks',
+  duration: '--duration',
+  tasksPerNode: '--tasks-per-node',
+  maxTasksPerNode: '--max-tasks-per-node',
+  partition: '--partition',
+  account: '--account',
+  qos: '--qos',
+  after: '--after',
+  extraArgs: 'arguments after --',
+  detach: '--detach',
+  numJobs: '--num-jobs',
+};
+
+/** The backend options a spec uses. */
+function usedOptions(spec: LaunchSpec): BackendOption[] {
+  const r = spec.request;
+  const used: [BackendOption, boolean][] = [
+    ['maxTasks', r.maxTasks !== undefined],
+    ['duration', r.duration !== undefined],
+    ['tasksPerNode', r.tasksPerNode > 1],
+    ['maxTasksPerNode', r.maxTasksPerNode !== undefined],
+    ['partition', r.partition !== undefined],
+    ['account', r.account !== undefined],
+    ['qos', r.qos !== undefined],
+    ['after', r.after !== undefined],
+    ['extraArgs', r.extraArgs.length > 0],
+    ['detach', spec.detach === true],
+    ['numJobs', spec.numJobs !== undefined],
+  ];
+  return used.filter(([, u]) => u).map(([o]) => o);
+}
+
+/** Where a spec runs, as the user said it: `--backend local`, `--pool p`. */
+export function where(spec: Pick<LaunchSpec, 'backend'>): string {
+  return spec.backend.startsWith('pool:') ? `--pool ${spec.backend.slice(5)}` : `--backend ${spec.backend}`;
+}
+
+/**
+ * Check a launch before anything is read or written: each rule once, for every backend and for the API. Bad
+ * specs are usage errors (exit 2) naming the value and what to do.
+ */
+export function checkSpec(spec: LaunchSpec, backend: Backend): void {
+  if (spec.jobname !== undefined) validateJobname(spec.jobname, '--jobname');
+  if (spec.jobname === undefined && spec.command === undefined) {
+    throw usageError('launch needs --jobname JOB or --command CMD');
+  }
+  if (spec.command !== undefined && spec.command.trim() === '') {
+    throw usageError("--command '' is empty: give the command to run");
+  }
+  if (spec.tasklist !== undefined) parseBlocks(spec.tasklist);
+  checkSelection(spec);
+  const selects = spec.tasklist !== undefined || spec.failed || spec.unfinished;
+  if (spec.command !== undefined && selects && (spec.jobname === undefined || spec.numJobs !== undefined)) {
+    throw usageError(
+      '--command makes a new job: --tasklist, --failed and --unfinished are for --jobname JOB',
+    );
+  }
+  if (spec.numJobs !== undefined && spec.command === undefined)
+    throw usageError('--num-jobs needs --command CMD');
+  if (spec.detach && spec.dryRun) throw usageError('--detach and --dry-run together do nothing: drop one');
+  for (const option of usedOptions(spec)) {
+    if (backend.traits.options.has(option)) continue;
+    const flag = option === 'extraArgs' ? `'${spec.request.extraArgs[0]}' (after --)` : FLAGS[option];
+    const hint = option === 'duration' ? ', use --task-timeout for each task' : '';
+    throw usageError(`${flag} does not apply to ${where(spec)} (${backend.traits.refusal}${hint}): drop it`);
+  }
+  if (spec.venv !== undefined && !fs.existsSync(path.join(spec.venv, 'bin'))) {
+    throw usageError(`--venv '${spec.venv}' has no bin/ folder: give the path of a virtualenv`);
+  }
+  if (!path.isAbsolute(spec.cwd)) throw usageError(`cwd '${spec.cwd}' must be an absolute path`);
+  backend.check?.(spec.request, spec.detach === true);
+}

@@ -1,0 +1,55 @@
+import { refresh } from '../backends/refresh.js';
+import { jobLaunches } from '../ledger/launches.js';
+import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
+import { isFailedState, STATES, type State } from '../ledger/states.js';
+import type { Workspace } from './job.js';
+import { loadJob } from './load-job.js';
+
+/** The status of one job as the scripting contract defines it. */
+export function jobStatus(ws: Workspace, name: string, report?: (line: string) => void) {
+  const job = loadJob(ws, name, report ? { report } : {});
+  refresh(ws.ledger, job.id);
+  const counts = jobCounts(ws.ledger, job.id);
+  const launches = jobLaunches(ws.ledger, job.id).map((l) => {
+    const t = launchTimes(ws.ledger, l.id);
+    return {
+      id: String(l.id),
+      backend: l.backend,
+      tasklist: l.tasklist,
+      tasks: l.task_count,
+      created_at: new Date(l.created_at * 1000).toISOString(),
+      open: l.open === 1,
+      counts: launchCounts(ws.ledger, l.id),
+      wall_seconds: t.first_start !== null && t.last_end !== null ? t.last_end - t.first_start : null,
+      task_seconds: t.busy,
+    };
+  });
+  const failedStates = STATES.filter(isFailedState);
+  const failed = ws.ledger
+    .stmt(
+      `SELECT id AS task, state, exit_code,
+         (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
+          ORDER BY a.attempt DESC LIMIT 1) AS reason
+       FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')})
+       ORDER BY +id LIMIT 20`,
+    )
+    .all(job.id, ...failedStates) as {
+    task: number;
+    state: State;
+    exit_code: number | null;
+    /** Why its latest attempt ended so, when known (e.g. the scheduler's reason). */
+    reason: string | null;
+  }[];
+  return {
+    jobname: job.name,
+    tasks: job.task_count,
+    counts,
+    done: STATES.filter((s) => s !== 'pending' && s !== 'queued' && s !== 'running').reduce(
+      (n, s) => n + counts[s],
+      0,
+    ),
+    launches,
+    slowest: slowestAttempts(ws.ledger, job.id, 5),
+    failed,
+  };
+}

@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { usageError } from '../errors.js';
+import type { CreateLaunchRequest } from '../protocol/messages.js';
+import { formatSize, parseSize } from '../util/size.js';
+import type { LaunchSpec } from './spec.js';
+
+/**
+ * A pool launch as the one request the CLI sends the controller (`POST /v1/launches`). `--command` without
+ * `--num-jobs` is one rank; `--venv` travels as the tasks' environment (the CLI checked the folder).
+ */
+export function toWire(spec: LaunchSpec): CreateLaunchRequest {
+  const r = spec.request;
+  const env = spec.venv
+    ? {
+        ...spec.env,
+        VIRTUAL_ENV: spec.venv,
+        PATH: `${path.join(spec.venv, 'bin')}:${process.env.PATH ?? ''}`,
+      }
+    : spec.env;
+  return {
+    pool: spec.backend.replace(/^pool:/, ''),
+    ...(spec.jobname !== undefined ? { jobname: spec.jobname } : {}),
+    ...(spec.jobfile !== undefined ? { jobfile: path.resolve(spec.jobfile) } : {}),
+    ...(spec.tasklist !== undefined ? { tasklist: spec.tasklist } : {}),
+    ...(spec.failed ? { failed: true } : {}),
+    ...(spec.unfinished ? { unfinished: true } : {}),
+    ...(spec.command !== undefined ? { command: spec.command, num_jobs: spec.numJobs ?? 1 } : {}),
+    ...(r.cpus !== undefined ? { cpus: r.cpus } : {}),
+    ...(r.gpus !== undefined ? { gpus: r.gpus } : {}),
+    ...(r.memMb !== undefined ? { mem: formatSize(r.memMb) } : {}),
+    ...(spec.retries !== undefined ? { retries: spec.retries } : {}),
+    retry_delay: spec.retryDelay,
+    ...(spec.taskTimeout !== undefined ? { task_timeout: spec.taskTimeout } : {}),
+    kill_grace: spec.killGrace,
+    cwd: spec.cwd,
+    ...(env ? { env } : {}),
+    ...(spec.dryRun ? { dry_run: true } : {}),
+    argv: [...spec.argv],
+  };
+}
+
+/** The spec of a launch request the controller received (its schema checked the types). */
+export function fromWire(req: CreateLaunchRequest): LaunchSpec {
+  if (req.num_jobs !== undefined && req.command === undefined)
+    throw usageError('--num-jobs needs --command CMD');
+  return {
+    backend: `pool:${req.pool}`,
+    ...(req.jobname !== undefined ? { jobname: req.jobname } : {}),
+    ...(req.command !== undefined ? { command: req.command, numJobs: req.num_jobs ?? 1 } : {}),
+    ...(req.jobfile !== undefined ? { jobfile: absolute(req.jobfile) } : {}),
+    ...(req.tasklist !== undefined ? { tasklist: req.tasklist } : {}),
+    ...(req.failed ? { failed: true } : {}),
+    ...(req.unfinished ? { unfinished: true } : {}),
+    request: {
+      ...(req.cpus !== undefined ? { cpus: req.cpus } : {}),
+      ...(req.gpus !== undefined ? { gpus: req.gpus } : {}),
+      ...(req.mem !== undefined ? { memMb: parseSize(req.mem, '--mem') } : {}),
+      tasksPerNode: 1,
+      extraArgs: [],
+    },
+    ...(req.retries !== undefined ? { retries: req.retries } : {}),
+    retryDelay: req.retry_delay ?? 1,
+    ...(req.task_timeout !== undefined ? { taskTimeout: req.task_timeout } : {}),
+    killGrace: req.kill_grace ?? 5,
+    ...(req.env ? { env: req.env } : {}),
+    cwd: req.cwd,
+    ...(req.dry_run ? { dryRun: true } : {}),
+    argv: req.argv ?? [],
+  };
+}
+
+function absolute(jobfile: string): string {
+  if (!path.isAbsolute(jobfile))
+    throw usageError(`jobfile '${jobfile}' must be an absolute path (the server reads it)`);
+  return jobfile;
+}
