@@ -14,7 +14,11 @@ function main(): number {
     process.stderr.write('usage: recording-shim REAL_PROGRAM LOG_FILE ARGS...\n');
     return 2;
   }
-  const r = spawnSync(real, args, { stdio: ['inherit', 'pipe', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(real, args, {
+    argv0: path.basename(real),
+    stdio: ['inherit', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   process.stdout.write(r.stdout ?? '');
   process.stderr.write(r.stderr ?? '');
   const call = {
