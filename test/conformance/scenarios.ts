@@ -1,7 +1,8 @@
 import type { Scenario } from './scenario.js';
 import { cancel } from './scenarios/cancel.js';
-import { backendTimeLimit, exitStates, taskTimeLimit } from './scenarios/ends.js';
+import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
 import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
+import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { packed } from './scenarios/packed.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
@@ -20,6 +21,7 @@ export const SCENARIOS: Scenario[] = [
   tasklistBlocks,
   dryRunIsWhatRuns,
   packed,
+  diedBeforeRunner,
   refusedRequest,
   poolOnScheduler,
   refusedOrUnreachable,
@@ -27,4 +29,6 @@ export const SCENARIOS: Scenario[] = [
   queueOutage,
   truncatedQueue,
   cancelWhileDown,
+  arrayLimit,
+  slurmAccounting,
 ];

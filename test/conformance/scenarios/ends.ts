@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { counts } from '../../helpers/contract.js';
 import {
   attempts,
+  drover,
   launch,
   list,
   logOf,
@@ -12,7 +13,7 @@ import {
   status,
   taskGone,
 } from '../drive.js';
-import { type Scenario, usual } from '../scenario.js';
+import { clustersOnly, type Scenario, usual } from '../scenario.js';
 
 /** How tasks end: each exit status and signal, a task's own time limit, and the backend's time limit. */
 
@@ -102,5 +103,30 @@ export const backendTimeLimit: Scenario = {
     );
     await taskGone(site, 2);
     assert.deepEqual((await status(site, 'D')).counts, s.counts, 'a later status says the same');
+  },
+};
+
+export const diedBeforeRunner: Scenario = {
+  name: 'an element that ends before drover’s runner starts (a failing configured header) makes its tasks error',
+  notFor: clustersOnly,
+  bug: (b) =>
+    b.scheduler?.kind === 'gridengine'
+      ? "bug: on Grid Engine such tasks end lost ('the array element ended (exit 7) without a record of this task'), where Slurm and docs/concepts.md say error (the backend could not start it)"
+      : undefined,
+  timeoutMs: usual,
+  async run(b, site) {
+    await prelaunch(site, 'H', 'true', [1, 2]);
+    const cfg = await drover(site, ['config', '--write', b.scheduler!.kind, 'header', 'exit 7']);
+    assert.equal(cfg.code, 0, cfg.stderr);
+    await launch(site, 'H');
+    const s = await settled(b, site, 'H');
+    assert.deepEqual(s.counts, counts({ error: 2 }));
+    assert.deepEqual(
+      (await list(site, 'H')).map((x) => [x.task, x.state, x.exit_code]),
+      [
+        [1, 'error', null],
+        [2, 'error', null],
+      ],
+    );
   },
 };
