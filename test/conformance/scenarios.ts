@@ -1,8 +1,8 @@
 import type { Scenario } from './scenario.js';
 import { cancel } from './scenarios/cancel.js';
 import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
-import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
+import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { counts } from '../../helpers/contract.js';
 import type { Site } from '../backend.js';
-import { droverJson, launch, list, logOf, prelaunch, SLEEPER, script, settled, waitStatus } from '../drive.js';
+import {
+  droverJson,
+  launch,
+  list,
+  logOf,
+  prelaunch,
+  SLEEPER,
+  script,
+  settled,
+  waitStatus,
+} from '../drive.js';
 import { fakesOnly, type Scenario, usual } from '../scenario.js';
 
 /**
@@ -22,7 +32,9 @@ export const arrayLimit: Scenario = {
   timeoutMs: usual,
   async run(b, site) {
     const limit =
-      b.scheduler!.kind === 'slurm' ? { DROVER_FAKE_SLURM_MAX_ARRAY_SIZE: '5' } : { DROVER_FAKE_GE_MAX_AJ_TASKS: '4' };
+      b.scheduler!.kind === 'slurm'
+        ? { DROVER_FAKE_SLURM_MAX_ARRAY_SIZE: '5' }
+        : { DROVER_FAKE_GE_MAX_AJ_TASKS: '4' };
     site.env = { ...site.env, ...limit };
     script(site, 'show.sh', SHOW);
     await prelaunch(site, 'M', 'sh show.sh', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
@@ -34,7 +46,10 @@ export const arrayLimit: Scenario = {
       '--dry-run',
       '--json',
     ]);
-    assert.ok(dry.submissions.length >= 3, `10 elements in arrays of at most 4: ${dry.submissions.length} submissions`);
+    assert.ok(
+      dry.submissions.length >= 3,
+      `10 elements in arrays of at most 4: ${dry.submissions.length} submissions`,
+    );
     const l = await launch(site, 'M');
     const ran = site.calls(b.scheduler!.submit).map((c) => [c.prog, ...c.argv]);
     assert.deepEqual(
@@ -57,17 +72,28 @@ function scancelOutside(site: Site, element: string): void {
 
 export const slurmAccounting: Scenario = {
   name: 'without a job completion log, Slurm’s time limit and an outside scancel are told from sacct, or from the element’s output alone',
-  notFor: (b) => (b.scheduler?.fake && b.scheduler.kind === 'slurm' ? undefined : 'the fake Slurm’s accounting settings'),
+  notFor: (b) =>
+    b.scheduler?.fake && b.scheduler.kind === 'slurm' ? undefined : 'the fake Slurm’s accounting settings',
   timeoutMs: (b) => usual(b) * 2,
   async run(b, site) {
     script(site, 'sleeper.sh', SLEEPER);
     for (const mode of ['sacct', 'none']) {
       // A minute of --time lasts 5 s here: time enough to scancel task 3 before its own limit.
-      site.env = { ...site.env, DROVER_FAKE_SLURM_ACCOUNTING: mode, DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '5' };
+      site.env = {
+        ...site.env,
+        DROVER_FAKE_SLURM_ACCOUNTING: mode,
+        DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '5',
+      };
       const job = `A${mode}`;
       await prelaunch(site, job, 'sh sleeper.sh', [0, 300, 300]);
       await launch(site, job, ['--duration', '1m', '--max-tasks', '2']);
-      await waitStatus(b, site, job, 'task 3 running', (s) => s.counts.running === 2 && s.counts.succeeded === 1);
+      await waitStatus(
+        b,
+        site,
+        job,
+        'task 3 running',
+        (s) => s.counts.running === 2 && s.counts.succeeded === 1,
+      );
       const id = site.calls('sbatch').at(-1)!.stdout.trim();
       scancelOutside(site, `${id}_3`);
       const s = await settled(b, site, job, b.settleMs + b.limit!.waitMs);
