@@ -52,8 +52,10 @@ export interface BackendUnderTest {
   name: string;
   /** What `drover status` calls the launches' backend (`local`, `pool:p`, `slurm`, `gridengine`). */
   recordedAs: string;
-  /** Why its tests cannot run here (a cluster that is not up), or false. */
+  /** Why its tests cannot run here (a cluster that is not up, and CI did not ask for it), or false. */
   skip: string | false;
+  /** A real cluster: what is wrong when it does not answer now (undefined: it is up). */
+  down?(): string | undefined;
   /** Set for the cluster backends. */
   scheduler?: SchedulerFacts;
   /** True for a pool: tasks go to its workers (2 of 1 slot each), which take no --max-tasks nor --duration. */

@@ -1,7 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { fakeScheduler } from '../helpers/fake-scheduler.js';
 import { createPoolIn, startPoolServer } from '../helpers/pool-server.js';
-import { clusterSkip, realScheduler, type SchedulerSite } from '../helpers/real-scheduler.js';
+import {
+  clusterSkip,
+  gridEngineUp,
+  realScheduler,
+  type SchedulerSite,
+  slurmUp,
+} from '../helpers/real-scheduler.js';
 import {
   type BackendUnderTest,
   cleanupStack,
@@ -133,6 +139,7 @@ export const slurm: BackendUnderTest = {
   name: 'slurm',
   recordedAs: 'slurm',
   skip: clusterSkip('slurm'),
+  down: () => (slurmUp() ? undefined : 'Slurm does not answer: run scripts/test-cluster/slurm-up.sh'),
   scheduler: { ...SLURM, fake: false },
   pool: false,
   throttle: maxTasks,
@@ -148,6 +155,8 @@ export const gridengine: BackendUnderTest = {
   name: 'gridengine',
   recordedAs: 'gridengine',
   skip: clusterSkip('gridengine'),
+  down: () =>
+    gridEngineUp() ? undefined : 'Grid Engine does not answer: run scripts/test-cluster/gridengine-up.sh',
   scheduler: { ...GRIDENGINE, fake: false },
   pool: false,
   throttle: maxTasks,

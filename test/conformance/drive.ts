@@ -74,9 +74,14 @@ export function launch(
   );
 }
 
+/** `drover status JOB --json`, with its list of tasks that did not succeed. */
+export interface Status extends JobStatus {
+  failed: { task: number; state: string; exit_code: number | null; reason: string | null }[];
+}
+
 /** `drover status JOB --json`. */
-export function status(site: Site, job: string, env: Record<string, string> = {}): Promise<JobStatus> {
-  return droverJson<JobStatus>(site, ['status', job, '--json'], env);
+export function status(site: Site, job: string, env: Record<string, string> = {}): Promise<Status> {
+  return droverJson<Status>(site, ['status', job, '--json'], env);
 }
 
 /** `drover list --jobname JOB --json`. */
@@ -112,10 +117,10 @@ export function waitStatus(
   site: Site,
   job: string,
   what: string,
-  done: (s: JobStatus) => boolean,
+  done: (s: Status) => boolean,
   timeoutMs = b.settleMs,
   env: Record<string, string> = {},
-): Promise<JobStatus> {
+): Promise<Status> {
   return waitFor(
     `${what} (job ${job} on ${b.name})`,
     async () => {
@@ -133,7 +138,7 @@ export function settled(
   site: Site,
   job: string,
   timeoutMs = b.settleMs,
-): Promise<JobStatus> {
+): Promise<Status> {
   return waitStatus(
     b,
     site,

@@ -10,6 +10,13 @@ import { SCENARIOS } from './scenarios.js';
 export function runConformance(b: BackendUnderTest): void {
   if (b.skip) process.stderr.write(`NOTICE: backend conformance on ${b.name} skipped: ${b.skip}\n`);
   describe(`backend conformance: ${b.name}`, { skip: b.skip, concurrency: b.concurrency }, () => {
+    const down = b.down;
+    if (down) {
+      test('the test cluster is up (with DROVER_TEST_SLURM=1 / DROVER_TEST_GRIDENGINE=1 a failure when not)', () => {
+        const why = down();
+        if (why) throw new Error(why);
+      });
+    }
     for (const s of SCENARIOS) {
       const notFor = s.notFor?.(b);
       const bug = s.bug?.(b);

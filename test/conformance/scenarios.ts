@@ -1,6 +1,7 @@
 import type { Scenario } from './scenario.js';
 import { cancel } from './scenarios/cancel.js';
 import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
+import { eqw } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
@@ -22,6 +23,7 @@ export const SCENARIOS: Scenario[] = [
   dryRunIsWhatRuns,
   packed,
   diedBeforeRunner,
+  eqw,
   refusedRequest,
   poolOnScheduler,
   refusedOrUnreachable,

@@ -99,7 +99,8 @@ function endParts(el: ElementState, exit: ElementExit): Partial<AccountingRecord
 export const gridEngineElement: Personality = {
   scope: 'group',
   env(job, el, host) {
-    const tmp = path.join(os.tmpdir(), `${job.id}.${el.index}.${QUEUE}`);
+    // Grid Engine makes a TMPDIR per task (/tmp/JOB.TASK.QUEUE); the fake's is in the job's folder.
+    const tmp = path.join(path.dirname(job.script), 'tmp', `${job.id}.${el.index}.${QUEUE}`);
     fs.mkdirSync(tmp, { recursive: true });
     const env: Record<string, string> = {
       ...job.env,
