@@ -17,6 +17,13 @@ async function nothingRecorded(site: Site, job: string, tasks: number): Promise<
   assert.deepEqual(s.counts, counts({ pending: tasks }));
   const dir = path.join(site.cwd, '.drover', 'jobs', job, 'launches');
   assert.deepEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [], 'no launch folder left');
+  const history = await drover(site, ['history', '--launch', '--json']);
+  assert.equal(history.code, 0, history.stderr);
+  assert.deepEqual(
+    (JSON.parse(history.stdout) as { dry_run?: boolean }[]).filter((h) => !h.dry_run),
+    [],
+    'the refused launch left no history entry',
+  );
 }
 
 /** Launch, expecting a refusal: the exit code and the one line of stderr. */

@@ -6,7 +6,8 @@ import { maxArrayTasks, PARALLEL_ENVIRONMENTS, QMASTER_DOWN } from './cluster.js
 function run(args: string[]): Answer {
   if (args.join(' ') === '-spl')
     return { status: 0, stdout: `${PARALLEL_ENVIRONMENTS.join('\n')}\n`, stderr: '' };
-  if (args.join(' ') !== '-sconf') throw new FakeUsage(`FAKE: '${args.join(' ')}' is not emulated`);
+  if (args.join(' ') !== '-sconf' && args.join(' ') !== '-sconf global')
+    throw new FakeUsage(`FAKE: '${args.join(' ')}' is not emulated`);
   const settings: [string, string][] = [
     ['execd_spool_dir', '/var/spool/gridengine/execd'],
     ['login_shells', 'none'],
