@@ -1,0 +1,4 @@
+import { local } from './backends.js';
+import { runConformance } from './run.js';
+
+runConformance(local);

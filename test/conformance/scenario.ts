@@ -1,0 +1,25 @@
+import type { TestContext } from 'node:test';
+import type { BackendUnderTest, Site } from './backend.js';
+
+/** One conformance scenario: the same steps and assertions on every backend it applies to. */
+export interface Scenario {
+  name: string;
+  /** Why it does not apply to a backend (undefined: it does). */
+  notFor?(b: BackendUnderTest): string | undefined;
+  /** A known bug of drover on a backend: the scenario runs, marked todo with this text. */
+  bug?(b: BackendUnderTest): string | undefined;
+  /** Its time limit on a backend. */
+  timeoutMs(b: BackendUnderTest): number;
+  run(b: BackendUnderTest, site: Site, t: TestContext): Promise<void>;
+}
+
+/** Applies only to cluster backends. */
+export const clustersOnly = (b: BackendUnderTest) =>
+  b.scheduler ? undefined : `${b.name} has no scheduler (no array elements)`;
+
+/** Applies only to the fake schedulers (a failure a real cluster cannot produce on demand). */
+export const fakesOnly = (b: BackendUnderTest) =>
+  b.scheduler?.fake ? undefined : 'a failure only the fake schedulers produce on demand';
+
+/** A scenario's usual time limit: its settling plus a margin for the site's setup and teardown. */
+export const usual = (b: BackendUnderTest) => b.settleMs * 2 + 60_000;

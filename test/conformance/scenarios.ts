@@ -1,0 +1,36 @@
+import type { Scenario } from './scenario.js';
+import { cancel } from './scenarios/cancel.js';
+import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
+import { eqw } from './scenarios/eqw.js';
+import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
+import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
+import { packed } from './scenarios/packed.js';
+import { poolOnScheduler } from './scenarios/pool-workers.js';
+import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
+import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
+
+/**
+ * THE list of backend conformance scenarios. Every backend runs every scenario that applies to it (run.ts);
+ * a scenario that can run on both a fake scheduler and a real cluster runs on both.
+ */
+export const SCENARIOS: Scenario[] = [
+  exitStates,
+  taskTimeLimit,
+  backendTimeLimit,
+  cancel,
+  rerunFailed,
+  tasklistBlocks,
+  dryRunIsWhatRuns,
+  packed,
+  diedBeforeRunner,
+  eqw,
+  refusedRequest,
+  poolOnScheduler,
+  refusedOrUnreachable,
+  rollback,
+  queueOutage,
+  truncatedQueue,
+  cancelWhileDown,
+  arrayLimit,
+  slurmAccounting,
+];

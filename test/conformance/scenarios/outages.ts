@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { counts } from '../../helpers/contract.js';
+import type { BackendUnderTest, Site } from '../backend.js';
+import {
+  drover,
+  GATE,
+  launch,
+  list,
+  openGate,
+  prelaunch,
+  script,
+  settled,
+  status,
+  waitStatus,
+} from '../drive.js';
+import { fakesOnly, type Scenario, usual } from '../scenario.js';
+
+/**
+ * A scheduler that cannot answer for a while, or answers only in part: drover keeps its record true — a task
+ * whose runner says it runs stays running, one whose runner says it ended shows that — and judges nothing from
+ * an answer it did not get.
+ */
+
+const faults = (spec: string) => ({ DROVER_FAKE_FAULTS: spec });
+
+/** Three gated tasks, all running. */
+async function threeRunning(b: BackendUnderTest, site: Site, job: string): Promise<void> {
+  script(site, 'gate.sh', GATE);
+  await prelaunch(site, job, 'sh gate.sh', [1, 2, 3]);
+  await launch(site, job);
+  await waitStatus(b, site, job, '3 tasks running', (s) => s.counts.running === 3);
+}
+
+export const queueOutage: Scenario = {
+  name: 'while squeue/qstat cannot reach the scheduler, running tasks stay running and ended ones show their end',
+  notFor: fakesOnly,
+  timeoutMs: usual,
+  async run(b, site) {
+    await threeRunning(b, site, 'O');
+    const outage = faults(`${b.scheduler!.queue}:down`);
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual((await status(site, 'O', outage)).counts, counts({ running: 3 }));
+    openGate(site, 1);
+    const during = await waitStatus(
+      b,
+      site,
+      'O',
+      'task 1 to succeed',
+      (s) => s.counts.succeeded === 1,
+      b.settleMs,
+      outage,
+    );
+    assert.deepEqual(during.counts, counts({ succeeded: 1, running: 2 }));
+    assert.deepEqual(
+      (await list(site, 'O', outage)).map((x) => x.state),
+      ['succeeded', 'running', 'running'],
+    );
+    assert.deepEqual(
+      (await status(site, 'O')).counts,
+      counts({ succeeded: 1, running: 2 }),
+      'after the outage',
+    );
+    openGate(site, 2);
+    openGate(site, 3);
+    assert.deepEqual((await settled(b, site, 'O')).counts, counts({ succeeded: 3 }));
+  },
+};
+
+export const truncatedQueue: Scenario = {
+  name: 'a squeue/qstat answer cut off in the middle judges nothing: running tasks stay running',
+  notFor: fakesOnly,
+  bug: (b) =>
+    b.scheduler?.kind === 'slurm'
+      ? 'bug: an squeue answer cut inside a line (exit 0) drops the elements it misses, and drover records their running tasks lost at once: slurm/squeue.ts parseSqueue takes any text and reconcile judges every element it does not list as gone (an answer not ending in a newline, or with a line that does not parse, should count as no answer)'
+      : undefined,
+  timeoutMs: usual,
+  async run(b, site) {
+    await threeRunning(b, site, 'X');
+    const cut = faults(`${b.scheduler!.queue}:truncate`);
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(
+        (await status(site, 'X', cut)).counts,
+        counts({ running: 3 }),
+        `status ${i + 1} with a cut answer`,
+      );
+    }
+    assert.deepEqual((await status(site, 'X')).counts, counts({ running: 3 }));
+    for (const task of [1, 2, 3]) openGate(site, task);
+    assert.deepEqual((await settled(b, site, 'X')).counts, counts({ succeeded: 3 }));
+  },
+};
+
+export const cancelWhileDown: Scenario = {
+  name: 'a cancel while scancel/qdel cannot reach the scheduler fails in one line, records nothing false, and can be repeated',
+  notFor: fakesOnly,
+  bug: (b) =>
+    b.scheduler?.kind === 'gridengine'
+      ? "bug: drover cancel ignores qdel's failure (gridengine/commands.ts qdelElements drops qdel's answer): with the qmaster unreachable it polls 30 s, prints 'N task(s) are still stopping' and exits 0, while running one-task elements never stop (their runner reads cancel requests only when stopped); Slurm's cancel says 'scancel failed: ...' and exits 1"
+      : undefined,
+  timeoutMs: usual,
+  async run(b, site) {
+    await threeRunning(b, site, 'K');
+    const r = await drover(site, ['cancel', 'K', '--yes'], faults(`${b.scheduler!.cancel}:down`));
+    if (r.code === 0) {
+      // drover says the cancel worked: then its runners must stop the tasks without the scheduler.
+      assert.deepEqual((await settled(b, site, 'K', 15_000)).counts, counts({ cancelled: 3 }));
+      return;
+    }
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /controller|qmaster/);
+    const tasks = await list(site, 'K');
+    assert.ok(
+      tasks.every((x) => x.state === 'running' || x.state === 'cancelled'),
+      `each task running or cancelled: ${tasks.map((x) => x.state).join(', ')}`,
+    );
+    const again = await drover(site, ['cancel', 'K', '--yes']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual((await settled(b, site, 'K')).counts, counts({ cancelled: 3 }));
+  },
+};

@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CancelRequest } from './controller.js';
+import { alive, jobDir, readState, sleepSync, writeJson } from './state.js';
+
+let sequence = 0;
+
+/**
+ * Ask a job's controller to cancel some of its elements (or all), and wait until it has: pending elements are
+ * gone and running ones signalled when this returns, as after a real scancel/qdel. False when the job has no
+ * live controller (it ended: nothing to cancel).
+ */
+export function requestCancel(dir: string, id: number, indices: CancelRequest['indices']): boolean {
+  const folder = jobDir(dir, id);
+  const pid = Number(readState(dir, id)?.controller ?? readPid(folder));
+  if (!(pid > 0) || !alive(pid)) return false;
+  const name = `${Date.now()}-${process.pid}-${sequence++}.json`;
+  writeJson(path.join(folder, 'requests', name), { indices } satisfies CancelRequest);
+  const ack = path.join(folder, 'acks', name);
+  for (let waited = 0; waited < 10_000; waited += 10) {
+    if (fs.existsSync(ack)) return true;
+    if (!alive(pid)) return false;
+    sleepSync(10);
+  }
+  return false;
+}
+
+function readPid(folder: string): string {
+  try {
+    return fs.readFileSync(path.join(folder, 'controller.pid'), 'utf8');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type Fault, faultFor, truncated } from './faults.js';
+import { FakeUsage, stateDir } from './state.js';
+
+/**
+ * Entry of the FAKE Slurm and Grid Engine commands (test/fakes/bin/* run `node main.js PROG ARGS...`). Each
+ * program answers from the state folder, its run is logged in `calls.jsonl`, and the faults of
+ * DROVER_FAKE_FAULTS are applied. `main.js controller DIR ID` is the process that runs one job's elements.
+ */
+
+/** What a fake program answers. */
+export interface Answer {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** How a program behaves under the faults it knows; `run` is its normal behaviour. */
+export interface Program {
+  run(args: string[], dir: string): Answer;
+  /** The answer when the scheduler's controller cannot be reached. */
+  down: Answer;
+  /** The answer of a refused request (submission programs only). */
+  refuse?: Answer;
+}
+
+async function load(prog: string): Promise<Program | undefined> {
+  switch (prog) {
+    case 'sbatch':
+      return (await import('./slurm/sbatch.js')).sbatch;
+    case 'squeue':
+      return (await import('./slurm/squeue.js')).squeue;
+    case 'scancel':
+      return (await import('./slurm/scancel.js')).scancel;
+    case 'scontrol':
+      return (await import('./slurm/config.js')).scontrol;
+    case 'sinfo':
+      return (await import('./slurm/config.js')).sinfo;
+    case 'sacct':
+      return (await import('./slurm/sacct.js')).sacct;
+    case 'qsub':
+      return (await import('./gridengine/qsub.js')).qsub;
+    case 'qstat':
+      return (await import('./gridengine/qstat.js')).qstat;
+    case 'qdel':
+      return (await import('./gridengine/qdel.js')).qdel;
+    case 'qacct':
+      return (await import('./gridengine/qacct.js')).qacct;
+    case 'qconf':
+      return (await import('./gridengine/qconf.js')).qconf;
+    default:
+      return undefined;
+  }
+}
+
+function answerWith(program: Program, fault: Fault | undefined, args: string[], dir: string): Answer {
+  if (fault === 'down') return program.down;
+  if (fault === 'refuse' && program.refuse) return program.refuse;
+  const a = program.run(args, dir);
+  return fault === 'truncate' ? { ...a, stdout: truncated(a.stdout) } : a;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [prog = '', ...args] = argv;
+  if (prog === 'controller') {
+    const { runController } = await import('./controller.js');
+    await runController(args[0]!, Number(args[1]));
+    return 0;
+  }
+  const program = await load(prog);
+  if (!program) {
+    process.stderr.write(`FAKE scheduler: no fake program '${prog}'\n`);
+    return 2;
+  }
+  let a: Answer;
+  let dir: string | undefined;
+  try {
+    dir = stateDir();
+    a = answerWith(program, faultFor(prog, dir), args, dir);
+  } catch (err) {
+    if (!(err instanceof FakeUsage)) throw err;
+    a = { status: err.status, stdout: '', stderr: `${prog}: ${err.message}\n` };
+  }
+  if (dir !== undefined) {
+    const call = { prog, argv: args, cwd: process.cwd(), at: Date.now() / 1000, ...a };
+    fs.appendFileSync(path.join(dir, 'calls.jsonl'), `${JSON.stringify(call)}\n`);
+  }
+  process.stdout.write(a.stdout);
+  process.stderr.write(a.stderr);
+  return a.status;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(
+      `FAKE scheduler: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exitCode = 70;
+  },
+);

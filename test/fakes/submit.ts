@@ -1,0 +1,35 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type FakeJob, type JobState, jobDir, writeJson } from './state.js';
+
+/**
+ * Put a submission into the FAKE queue: spool the batch script (a real scheduler copies it at submission, so
+ * later edits do not change the job), write the job and its pending elements, and start the job's controller,
+ * a detached process that runs the elements and exits when none is left.
+ */
+export function enqueue(dir: string, job: Omit<FakeJob, 'script'>, scriptSource: string): FakeJob {
+  const folder = jobDir(dir, job.id);
+  fs.mkdirSync(path.join(folder, 'requests'), { recursive: true });
+  fs.mkdirSync(path.join(folder, 'acks'), { recursive: true });
+  const script = path.join(folder, 'script');
+  fs.copyFileSync(scriptSource, script);
+  fs.chmodSync(script, 0o755);
+  const full: FakeJob = { ...job, script };
+  writeJson(path.join(folder, 'job.json'), full);
+  const state: JobState = { elements: job.indices.map((index) => ({ index, state: 'pending' })) };
+  writeJson(path.join(folder, 'state.json'), state);
+  const main = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
+  const log = fs.openSync(path.join(folder, 'controller.log'), 'a');
+  const child = spawn(process.execPath, [main, 'controller', dir, String(job.id)], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    cwd: folder,
+    env: process.env,
+  });
+  fs.closeSync(log);
+  child.unref();
+  fs.writeFileSync(path.join(folder, 'controller.pid'), String(child.pid));
+  return full;
+}
