@@ -120,8 +120,11 @@ export interface LaunchPlan {
   detach: boolean;
   /** Pools: the ranks of `--num-jobs` (each task gets DROVER_JOB_RANK and DROVER_NUM_JOBS). */
   numJobs?: number;
-  /** Local, foreground: who watches the tasks. */
-  observer?: RunObserver;
+  /**
+   * Local, foreground: makes who watches the tasks as they run here (called only by a backend that runs them in
+   * this process, so a cluster submission draws no progress).
+   */
+  observe?: (count: number, job: string) => RunObserver;
 }
 
 /** What a backend did with a launch (or, in dry-run mode, would do). */

@@ -191,7 +191,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
     } catch {}
     throw err;
   }
-  if (ctx.observer && !spec.detach) plan.observer = ctx.observer(row.task_count, job.name);
+  if (ctx.observer) plan.observe = ctx.observer;
   const outcome = await backend.launch(plan, 'submit');
   if (outcome.handles && !outcome.ran) setLaunchHandles(ws.ledger, row.id, outcome.handles);
   let unrecorded = false;

@@ -97,7 +97,11 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
     }
   }, INGEST_EVERY_MS);
   try {
-    const { interrupted } = await runForeground(ledger, group, plan.observer);
+    const { interrupted } = await runForeground(
+      ledger,
+      group,
+      plan.observe?.(groupTasks.length, plan.job.name),
+    );
     return {
       summary: `${groupTasks.length} task(s) of '${plan.job.name}' ran here`,
       warnings: [],
