@@ -64,6 +64,13 @@ interface InFlight extends Queued {
 const LOOKAHEAD_PER_SLOT = 32;
 
 /**
+ * How long a stopped runner (Ctrl-C, SIGTERM, `drover cancel`) waits for space to write the records it keeps
+ * before it saves them under the temporary folder and ends: a stop signal often comes once (`timeout`, a
+ * scheduler, systemd, which kill for good soon after), so waiting for space without end would lose them all.
+ */
+const STOPPED_WAIT_MS = 10_000;
+
+/**
  * Runs a group of tasks with N slots: each task in its own process group with its own log files and
  * environment, retries with backoff, per-task time limits, GPU pinning per slot, cancellation (TERM, then KILL
  * after a grace period), and one record per start and end appended to its record file.
@@ -420,7 +427,15 @@ export class Runner {
       finish(this.summary);
     };
     if (this.aborted) this.whenDone();
-    else this.writer.whenWritten(() => this.whenDone?.());
+    else {
+      this.writer.whenWritten(() => this.whenDone?.());
+      if (this.cancelledAll && this.writer.blocked) {
+        process.stderr.write(
+          `drover: stopping: waiting up to ${STOPPED_WAIT_MS / 1000} s for space to write the last records, then saving them in the temporary folder\n`,
+        );
+        setTimeout(() => this.whenDone?.(), STOPPED_WAIT_MS);
+      }
+    }
   }
 }
 

@@ -170,6 +170,43 @@ test('space that never returns: no task starts, and a forced exit saves the reco
   assert.equal(status.counts.cancelled, 200 - starts.length);
 });
 
+test('one SIGTERM on a disk that stays full (timeout, a scheduler): the runner waits a while, then saves its records and ends', {
+  skip: needsRoot,
+  timeout: 120_000,
+}, async (t) => {
+  const dir = tmpfsFolder(t, '2m');
+  const spillDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-spill-'));
+  t.after(() => fs.rmSync(spillDir, { recursive: true, force: true }));
+  const ids = Array.from({ length: 50 }, (_, i) => String(i + 1));
+  const pre = await runDrover(['prelaunch', '+command', 'sleep 0.2', '+jobname', 'q', '+pos-arg', ...ids], {
+    cwd: dir,
+  });
+  assert.equal(pre.code, 0, pre.stderr);
+  const run = startDrover(['launch', '--jobname', 'q', '--max-tasks', '2'], {
+    cwd: dir,
+    env: { TMPDIR: spillDir },
+  });
+  let stderr = '';
+  run.child.stderr!.on('data', (d: string) => {
+    stderr += d;
+  });
+  await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
+  const ballast = fillDisk(dir);
+  await until('the runner blocked', () => stderr.includes('disk full at'));
+  run.child.kill('SIGTERM'); // once, as `timeout` does: it must not wait for space forever
+  const r = await run.result;
+  assert.equal(r.code, 143);
+  assertNoStackTrace(r.stderr);
+  assert.match(r.stderr, /waiting up to 10 s for space/);
+  const m = /saved in (\S+): once there is space, run: cat \S+ >> (\S+)\n/.exec(r.stderr);
+  assert.ok(m, r.stderr);
+  fs.rmSync(ballast);
+  fs.appendFileSync(m[2]!, fs.readFileSync(m[1]!));
+  const status = await droverJson<Status>(['status', 'q', '--json'], { cwd: dir });
+  assert.equal(status.counts.lost, 0, 'handed over, every record counts: nothing lost');
+  assert.equal(status.counts.succeeded! + status.counts.cancelled!, 50);
+});
+
 test('a detached runner whose own log is on the full disk: it does not die of the messages it cannot write', {
   skip: needsRoot,
   timeout: 120_000,
