@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { cancelPoolTasks } from '../backends/pool/backend.js';
 import { poolFiles, serverFiles } from '../backends/pool/server-info.js';
 import {
   localWorkersAlive,
@@ -13,6 +12,7 @@ import { type RegisteredWorker, workersOnTheirWay } from '../backends/pool/start
 import { DroverError } from '../errors.js';
 import type { LaunchRow } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { cancelPoolTasks } from '../ledger/transitions.js';
 import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
 import { chooseToDrain } from './policy.js';
 import { getPool, type PoolContext, type PoolRow } from './pool-row.js';

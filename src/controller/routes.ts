@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { cancelPoolTasks } from '../backends/pool/backend.js';
 import { refresh } from '../backends/refresh.js';
 import { jobStatus } from '../cli/status.js';
 import { loadJob } from '../launch/load-job.js';
@@ -7,6 +6,7 @@ import { recordHistory } from '../ledger/history.js';
 import { taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { launchCounts, listTasks } from '../ledger/queries.js';
+import { cancelPoolTasks } from '../ledger/transitions.js';
 import type {
   CancelRequest,
   CreateLaunchRequest,
