@@ -44,6 +44,11 @@ export function findJob(ledger: Ledger, name: string): JobRow | undefined {
   return ledger.stmt('SELECT * FROM jobs WHERE name = ?').get(name) as JobRow | undefined;
 }
 
+/** A job by its internal id, or undefined. */
+export function jobById(ledger: Ledger, id: number): JobRow | undefined {
+  return ledger.stmt('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+}
+
 /** Find a job by name or throw a not-found error that says how to create it. */
 export function getJob(ledger: Ledger, name: string): JobRow {
   const job = findJob(ledger, name);
