@@ -33,14 +33,18 @@ export function stateInLaunch(ledger: Ledger, launchId: number, taskId: number):
   )?.state;
 }
 
-/** The move's check as SQL, per target state: the update changes the row only from a state it may leave. */
+/**
+ * The move's check as SQL, per target state: the update changes the row only from a state it may leave for
+ * `to`. Written as the few states it may not come from (`state <> 'succeeded' AND ...`): SQLite compares those
+ * directly, where a list of the many allowed ones (`state IN (...)`) costs an ephemeral table per run.
+ */
 const GUARDED = new Map<State, string>(
-  STATES.map((to) => [
-    to,
-    `UPDATE launch_tasks SET state = ? WHERE launch_id = ? AND task_id = ? AND state IN (${sourcesOf(to)
-      .map((s) => `'${s}'`)
-      .join(', ')})`,
-  ]),
+  STATES.map((to) => {
+    const sources = sourcesOf(to);
+    const never = STATES.filter((s) => !sources.includes(s)).map((s) => `state <> '${s}'`);
+    const check = never.length > 0 ? ` AND ${never.join(' AND ')}` : '';
+    return [to, `UPDATE launch_tasks SET state = ? WHERE launch_id = ? AND task_id = ?${check}`];
+  }),
 );
 
 /**
