@@ -40,65 +40,64 @@ export function applyRecords(
   records: readonly AttemptRecord[],
   file?: string,
 ): Applied {
-  return ledger.write(() => {
-    const out: Applied = { started: [], ended: [], refused: [] };
-    const note = (record: AttemptRecord, o: Outcome) => {
-      if (o.kind === 'refused') out.refused.push({ record, move: o.move });
-      return o;
-    };
-    /** Starts held back, by task. */
-    const held = new Map<number, StartRecord>();
-    const release = (task: number) => {
-      const start = held.get(task);
-      if (!start) return;
-      held.delete(task);
-      note(start, recordStart(ledger, launch.job_id, launch.id, start));
-    };
-    let first = Number.POSITIVE_INFINITY;
-    let last = Number.NEGATIVE_INFINITY;
-    let busy = 0;
-    for (const r of records) {
-      switch (r.type) {
-        case 'runner':
-          if (file !== undefined) runnerStarted(ledger, launch.id, file, r);
-          break;
-        case 'start':
-          release(r.task);
-          held.set(r.task, r);
-          out.started.push({ task: r.task, attempt: r.attempt, at: r.at });
-          break;
-        case 'end': {
-          out.ended.push({ task: r.task, attempt: r.attempt, state: r.state, at: r.at });
-          const start = held.get(r.task);
-          if (start?.attempt === r.attempt) {
-            held.delete(r.task);
-            const o = note(r, recordAttempt(ledger, launch.job_id, launch.id, start, r));
-            if (o.kind === 'applied') {
-              first = Math.min(first, start.at);
-              last = Math.max(last, r.at);
-              busy += r.at - start.at;
-            } else if (o.kind === 'unchanged') note(r, recordEnd(ledger, launch.job_id, launch.id, r));
-            break;
-          }
-          release(r.task);
-          const o = note(r, recordEnd(ledger, launch.job_id, launch.id, r));
-          if (o.kind === 'unchanged') note(r, recordEndWithoutStart(ledger, launch.job_id, launch.id, r));
+  if (!ledger.db.inTransaction) return ledger.write(() => applyRecords(ledger, launch, records, file));
+  const out: Applied = { started: [], ended: [], refused: [] };
+  const note = (record: AttemptRecord, o: Outcome) => {
+    if (o.kind === 'refused') out.refused.push({ record, move: o.move });
+    return o;
+  };
+  /** Starts held back, by task. */
+  const held = new Map<number, StartRecord>();
+  const release = (task: number) => {
+    const start = held.get(task);
+    if (!start) return;
+    held.delete(task);
+    note(start, recordStart(ledger, launch.job_id, launch.id, start));
+  };
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let busy = 0;
+  for (const r of records) {
+    switch (r.type) {
+      case 'runner':
+        if (file !== undefined) runnerStarted(ledger, launch.id, file, r);
+        break;
+      case 'start':
+        release(r.task);
+        held.set(r.task, r);
+        out.started.push({ task: r.task, attempt: r.attempt, at: r.at });
+        break;
+      case 'end': {
+        out.ended.push({ task: r.task, attempt: r.attempt, state: r.state, at: r.at });
+        const start = held.get(r.task);
+        if (start?.attempt === r.attempt) {
+          held.delete(r.task);
+          const o = note(r, recordAttempt(ledger, launch.job_id, launch.id, start, r));
+          if (o.kind === 'applied') {
+            first = Math.min(first, start.at);
+            last = Math.max(last, r.at);
+            busy += r.at - start.at;
+          } else if (o.kind === 'unchanged') note(r, recordEnd(ledger, launch.job_id, launch.id, r));
           break;
         }
-        case 'skip':
-          out.ended.push({ task: r.task, attempt: 0, state: 'cancelled', at: r.at });
-          release(r.task);
-          note(r, recordSkip(ledger, launch.job_id, launch.id, r));
-          break;
-        case 'runner-end':
-          if (file !== undefined) runnerEnded(ledger, launch.id, file, r.at);
-          break;
+        release(r.task);
+        const o = note(r, recordEnd(ledger, launch.job_id, launch.id, r));
+        if (o.kind === 'unchanged') note(r, recordEndWithoutStart(ledger, launch.job_id, launch.id, r));
+        break;
       }
+      case 'skip':
+        out.ended.push({ task: r.task, attempt: 0, state: 'cancelled', at: r.at });
+        release(r.task);
+        note(r, recordSkip(ledger, launch.job_id, launch.id, r));
+        break;
+      case 'runner-end':
+        if (file !== undefined) runnerEnded(ledger, launch.id, file, r.at);
+        break;
     }
-    for (const start of held.values()) note(start, recordStart(ledger, launch.job_id, launch.id, start));
-    if (Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
-    return out;
-  });
+  }
+  for (const start of held.values()) note(start, recordStart(ledger, launch.job_id, launch.id, start));
+  if (Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
+  return out;
 }
 
 /** A runner record: who writes `file` (its host, pid and the pid's start time tell when it is gone). */

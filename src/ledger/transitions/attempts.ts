@@ -28,26 +28,25 @@ export function taskStateAfter(r: EndRecord): State {
 
 /** Transition `recordStart`: an attempt started (queued → running). Idempotent. */
 export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: StartRecord): Outcome {
-  return ledger.write(() => {
-    const info = ledger
-      .stmt(
-        `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, host, slot, gpus, pid, stdout_path, stderr_path)
-         VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .run(jobId, r.task, r.attempt, launchId, r.at, r.host, r.slot, r.gpus, r.pid, r.out, r.err);
-    if (info.changes === 0) return UNCHANGED;
-    const no = moveInLaunch(ledger, launchId, r.task, 'running');
-    if (no) {
-      unInsertAttempt(ledger, jobId, r.task, r.attempt);
-      return { kind: 'refused', move: no };
-    }
-    countAttempt(ledger, jobId, launchId, r.task, r.attempt);
-    ledger
-      .stmt('UPDATE launches SET first_start = min(coalesce(first_start, ?), ?) WHERE id = ?')
-      .run(r.at, r.at, launchId);
-    followInTask(ledger, jobId, launchId, r.task, 'running', null);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => recordStart(ledger, jobId, launchId, r));
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, host, slot, gpus, pid, stdout_path, stderr_path)
+       VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, r.task, r.attempt, launchId, r.at, r.host, r.slot, r.gpus, r.pid, r.out, r.err);
+  if (info.changes === 0) return UNCHANGED;
+  const no = moveInLaunch(ledger, launchId, r.task, 'running');
+  if (no) {
+    unInsertAttempt(ledger, jobId, r.task, r.attempt);
+    return { kind: 'refused', move: no };
+  }
+  countAttempt(ledger, jobId, launchId, r.task, r.attempt);
+  ledger
+    .stmt('UPDATE launches SET first_start = min(coalesce(first_start, ?), ?) WHERE id = ?')
+    .run(r.at, r.at, launchId);
+  followInTask(ledger, jobId, launchId, r.task, 'running', null);
+  return APPLIED;
 }
 
 /** What ending an attempt needs to know first: whether it is open, and the task's state and newest attempt. */
@@ -80,29 +79,28 @@ function openAttempt(
  * (already ended, or its start was never recorded).
  */
 export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: EndRecord): Outcome {
-  return ledger.write(() => {
-    const a = openAttempt(ledger, jobId, launchId, r.task, r.attempt);
-    if (!a?.open) return UNCHANGED;
-    const to = taskStateAfter(r);
-    const moves = a.latest === r.attempt;
-    if (moves && (a.state === null || !isLegalMove(a.state, to)))
-      return refused(launchId, r.task, a.state ?? undefined, to);
-    ledger
-      .stmt(
-        `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
-         WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?`,
-      )
-      .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt, launchId);
-    ledger
-      .stmt(
-        `UPDATE launches SET last_end = max(coalesce(last_end, ?), ?),
-         busy = busy + coalesce(? - (SELECT started_at FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?), 0)
-         WHERE id = ?`,
-      )
-      .run(r.at, r.at, r.at, jobId, r.task, r.attempt, launchId);
-    if (moves) setTaskState(ledger, jobId, launchId, r.task, a.state!, to, r.exit_code);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => recordEnd(ledger, jobId, launchId, r));
+  const a = openAttempt(ledger, jobId, launchId, r.task, r.attempt);
+  if (!a?.open) return UNCHANGED;
+  const to = taskStateAfter(r);
+  const moves = a.latest === r.attempt;
+  if (moves && (a.state === null || !isLegalMove(a.state, to)))
+    return refused(launchId, r.task, a.state ?? undefined, to);
+  ledger
+    .stmt(
+      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
+       WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?`,
+    )
+    .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt, launchId);
+  ledger
+    .stmt(
+      `UPDATE launches SET last_end = max(coalesce(last_end, ?), ?),
+       busy = busy + coalesce(? - (SELECT started_at FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?), 0)
+       WHERE id = ?`,
+    )
+    .run(r.at, r.at, r.at, jobId, r.task, r.attempt, launchId);
+  if (moves) setTaskState(ledger, jobId, launchId, r.task, a.state!, to, r.exit_code);
+  return APPLIED;
 }
 
 /**
@@ -116,34 +114,33 @@ export function recordEndWithoutStart(
   launchId: number,
   r: EndRecord,
 ): Outcome {
-  return ledger.write(() => {
-    const row = ledger
-      .stmt(
-        `SELECT lt.state, (SELECT max(attempt) FROM attempts WHERE job_id = ? AND task_id = lt.task_id AND launch_id = lt.launch_id) AS latest
-         FROM launch_tasks lt WHERE lt.launch_id = ? AND lt.task_id = ?`,
-      )
-      .get(jobId, launchId, r.task) as { state: State; latest: number | null } | undefined;
-    const to = taskStateAfter(r);
-    if (!row) return refused(launchId, r.task, undefined, to);
-    const info = ledger
-      .stmt(
-        `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, ended_at, reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .run(jobId, r.task, r.attempt, launchId, r.state, r.exit_code, r.signal, r.at, r.reason ?? null);
-    if (info.changes === 0) return UNCHANGED;
-    const moves = row.latest === null || row.latest < r.attempt;
-    if (moves && !isLegalMove(row.state, to)) {
-      unInsertAttempt(ledger, jobId, r.task, r.attempt);
-      return refused(launchId, r.task, row.state, to);
-    }
-    countAttempt(ledger, jobId, launchId, r.task, r.attempt);
-    ledger
-      .stmt('UPDATE launches SET last_end = max(coalesce(last_end, ?), ?) WHERE id = ?')
-      .run(r.at, r.at, launchId);
-    if (moves) setTaskState(ledger, jobId, launchId, r.task, row.state, to, r.exit_code);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => recordEndWithoutStart(ledger, jobId, launchId, r));
+  const row = ledger
+    .stmt(
+      `SELECT lt.state, (SELECT max(attempt) FROM attempts WHERE job_id = ? AND task_id = lt.task_id AND launch_id = lt.launch_id) AS latest
+       FROM launch_tasks lt WHERE lt.launch_id = ? AND lt.task_id = ?`,
+    )
+    .get(jobId, launchId, r.task) as { state: State; latest: number | null } | undefined;
+  const to = taskStateAfter(r);
+  if (!row) return refused(launchId, r.task, undefined, to);
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, ended_at, reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, r.task, r.attempt, launchId, r.state, r.exit_code, r.signal, r.at, r.reason ?? null);
+  if (info.changes === 0) return UNCHANGED;
+  const moves = row.latest === null || row.latest < r.attempt;
+  if (moves && !isLegalMove(row.state, to)) {
+    unInsertAttempt(ledger, jobId, r.task, r.attempt);
+    return refused(launchId, r.task, row.state, to);
+  }
+  countAttempt(ledger, jobId, launchId, r.task, r.attempt);
+  ledger
+    .stmt('UPDATE launches SET last_end = max(coalesce(last_end, ?), ?) WHERE id = ?')
+    .run(r.at, r.at, launchId);
+  if (moves) setTaskState(ledger, jobId, launchId, r.task, row.state, to, r.exit_code);
+  return APPLIED;
 }
 
 /**
@@ -158,48 +155,47 @@ export function recordAttempt(
   s: StartRecord,
   e: EndRecord,
 ): Outcome {
-  return ledger.write(() => {
-    const info = ledger
-      .stmt(
-        `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, host,
-           slot, gpus, pid, stdout_path, stderr_path, reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .run(
-        jobId,
-        s.task,
-        s.attempt,
-        launchId,
-        e.state,
-        e.exit_code,
-        e.signal,
-        s.at,
-        e.at,
-        s.host,
-        s.slot,
-        s.gpus,
-        s.pid,
-        s.out,
-        s.err,
-        e.reason ?? null,
-      );
-    if (info.changes === 0) return UNCHANGED;
-    const to = taskStateAfter(e);
-    const no = moveInLaunch(ledger, launchId, s.task, to);
-    if (no) {
-      unInsertAttempt(ledger, jobId, s.task, s.attempt);
-      return { kind: 'refused', move: no };
-    }
-    ledger
-      .stmt(
-        `UPDATE tasks SET attempts = max(attempts, ?), tries = tries + (last_launch_id IS ?),
-           state = CASE WHEN last_launch_id = ? THEN ? ELSE state END,
-           exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
-         WHERE job_id = ? AND id = ?`,
-      )
-      .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, jobId, s.task);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => recordAttempt(ledger, jobId, launchId, s, e));
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, host,
+         slot, gpus, pid, stdout_path, stderr_path, reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(
+      jobId,
+      s.task,
+      s.attempt,
+      launchId,
+      e.state,
+      e.exit_code,
+      e.signal,
+      s.at,
+      e.at,
+      s.host,
+      s.slot,
+      s.gpus,
+      s.pid,
+      s.out,
+      s.err,
+      e.reason ?? null,
+    );
+  if (info.changes === 0) return UNCHANGED;
+  const to = taskStateAfter(e);
+  const no = moveInLaunch(ledger, launchId, s.task, to);
+  if (no) {
+    unInsertAttempt(ledger, jobId, s.task, s.attempt);
+    return { kind: 'refused', move: no };
+  }
+  ledger
+    .stmt(
+      `UPDATE tasks SET attempts = max(attempts, ?), tries = tries + (last_launch_id IS ?),
+         state = CASE WHEN last_launch_id = ? THEN ? ELSE state END,
+         exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
+       WHERE job_id = ? AND id = ?`,
+    )
+    .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, jobId, s.task);
+  return APPLIED;
 }
 
 /** Add a batch's attempt times to its launch's totals (not a transition: bookkeeping of the launch row). */
@@ -223,14 +219,13 @@ export function addLaunchTimes(
  * Unchanged for a task running or succeeded in the launch, or one the launch does not have.
  */
 export function recordSkip(ledger: Ledger, jobId: number, launchId: number, r: SkipRecord): Outcome {
-  return ledger.write(() => {
-    const row = ledger
-      .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
-      .get(launchId, r.task) as { state: State } | undefined;
-    if (!row || row.state === 'running' || row.state === 'succeeded' || row.state === 'cancelled')
-      return UNCHANGED;
-    if (!isLegalMove(row.state, 'cancelled')) return refused(launchId, r.task, row.state, 'cancelled');
-    setTaskState(ledger, jobId, launchId, r.task, row.state, 'cancelled');
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => recordSkip(ledger, jobId, launchId, r));
+  const row = ledger
+    .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
+    .get(launchId, r.task) as { state: State } | undefined;
+  if (!row || row.state === 'running' || row.state === 'succeeded' || row.state === 'cancelled')
+    return UNCHANGED;
+  if (!isLegalMove(row.state, 'cancelled')) return refused(launchId, r.task, row.state, 'cancelled');
+  setTaskState(ledger, jobId, launchId, r.task, row.state, 'cancelled');
+  return APPLIED;
 }

@@ -24,30 +24,30 @@ export function markUnfinished(
   state: TerminalState,
   reason: string,
 ): number[] {
-  return ledger.write(() => {
-    const rows = ledger
-      .stmt("SELECT task_id, state FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
-      .all(launchId) as { task_id: number; state: State }[];
-    const wanted = taskIds === 'all' ? undefined : new Set(taskIds);
-    const changed: number[] = [];
-    for (const { task_id, state: from } of rows) {
-      if (wanted && !wanted.has(task_id)) continue;
-      if (!isLegalMove(from, state)) {
-        ledger.warnOnce(
-          describeRefusal({ launch: launchId, task: task_id, from, to: state }, `marking it ${state}`),
-        );
-        continue;
-      }
-      ledger
-        .stmt(
-          'UPDATE attempts SET state = ?, reason = ? WHERE launch_id = ? AND task_id = ? AND ended_at IS NULL',
-        )
-        .run(state, reason, launchId, task_id);
-      setTaskState(ledger, jobId, launchId, task_id, from, state, null);
-      changed.push(task_id);
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => markUnfinished(ledger, jobId, launchId, taskIds, state, reason));
+  const rows = ledger
+    .stmt("SELECT task_id, state FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
+    .all(launchId) as { task_id: number; state: State }[];
+  const wanted = taskIds === 'all' ? undefined : new Set(taskIds);
+  const changed: number[] = [];
+  for (const { task_id, state: from } of rows) {
+    if (wanted && !wanted.has(task_id)) continue;
+    if (!isLegalMove(from, state)) {
+      ledger.warnOnce(
+        describeRefusal({ launch: launchId, task: task_id, from, to: state }, `marking it ${state}`),
+      );
+      continue;
     }
-    return changed;
-  });
+    ledger
+      .stmt(
+        'UPDATE attempts SET state = ?, reason = ? WHERE launch_id = ? AND task_id = ? AND ended_at IS NULL',
+      )
+      .run(state, reason, launchId, task_id);
+    setTaskState(ledger, jobId, launchId, task_id, from, state, null);
+    changed.push(task_id);
+  }
+  return changed;
 }
 
 /**
@@ -64,24 +64,24 @@ export function recordError(
   taskId: number,
   reason: string,
 ): Outcome {
-  return ledger.write(() => {
-    const row = ledger
-      .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
-      .get(launchId, taskId) as { state: State } | undefined;
-    if (row?.state !== 'queued') return UNCHANGED;
-    const next = ledger
-      .stmt('SELECT coalesce(max(attempt), 0) + 1 AS n FROM attempts WHERE job_id = ? AND task_id = ?')
-      .get(jobId, taskId) as { n: number };
-    ledger
-      .stmt(
-        `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, reason) VALUES (?, ?, ?, ?, 'error', ?)
-         ON CONFLICT DO NOTHING`,
-      )
-      .run(jobId, taskId, next.n, launchId, reason);
-    countAttempt(ledger, jobId, launchId, taskId, next.n);
-    setTaskState(ledger, jobId, launchId, taskId, 'queued', 'error', null);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => recordError(ledger, jobId, launchId, taskId, reason));
+  const row = ledger
+    .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
+    .get(launchId, taskId) as { state: State } | undefined;
+  if (row?.state !== 'queued') return UNCHANGED;
+  const next = ledger
+    .stmt('SELECT coalesce(max(attempt), 0) + 1 AS n FROM attempts WHERE job_id = ? AND task_id = ?')
+    .get(jobId, taskId) as { n: number };
+  ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, reason) VALUES (?, ?, ?, ?, 'error', ?)
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, taskId, next.n, launchId, reason);
+  countAttempt(ledger, jobId, launchId, taskId, next.n);
+  setTaskState(ledger, jobId, launchId, taskId, 'queued', 'error', null);
+  return APPLIED;
 }
 
 /**
@@ -100,27 +100,27 @@ export function restateEnd(
   to: TerminalState,
   reason: string,
 ): Outcome {
-  return ledger.write(() => {
-    const a = ledger
-      .stmt(
-        `SELECT a.state AS attempt_state, lt.state,
-           (SELECT max(attempt) FROM attempts WHERE job_id = a.job_id AND task_id = a.task_id AND launch_id = a.launch_id) AS latest
-         FROM attempts a LEFT JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
-         WHERE a.job_id = ? AND a.task_id = ? AND a.attempt = ? AND a.launch_id = ?`,
-      )
-      .get(jobId, taskId, attempt, launchId) as
-      | { attempt_state: State; state: State | null; latest: number }
-      | undefined;
-    if (a?.attempt_state !== from) return UNCHANGED;
-    const moves = a.latest === attempt;
-    if (moves && (a.state === null || !isLegalMove(a.state, to)))
-      return refused(launchId, taskId, a.state ?? undefined, to);
-    ledger
-      .stmt(
-        'UPDATE attempts SET state = ?, reason = ? WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?',
-      )
-      .run(to, reason, jobId, taskId, attempt, launchId);
-    if (moves) setTaskState(ledger, jobId, launchId, taskId, a.state!, to);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => restateEnd(ledger, jobId, launchId, taskId, attempt, from, to, reason));
+  const a = ledger
+    .stmt(
+      `SELECT a.state AS attempt_state, lt.state,
+         (SELECT max(attempt) FROM attempts WHERE job_id = a.job_id AND task_id = a.task_id AND launch_id = a.launch_id) AS latest
+       FROM attempts a LEFT JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
+       WHERE a.job_id = ? AND a.task_id = ? AND a.attempt = ? AND a.launch_id = ?`,
+    )
+    .get(jobId, taskId, attempt, launchId) as
+    | { attempt_state: State; state: State | null; latest: number }
+    | undefined;
+  if (a?.attempt_state !== from) return UNCHANGED;
+  const moves = a.latest === attempt;
+  if (moves && (a.state === null || !isLegalMove(a.state, to)))
+    return refused(launchId, taskId, a.state ?? undefined, to);
+  ledger
+    .stmt(
+      'UPDATE attempts SET state = ?, reason = ? WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?',
+    )
+    .run(to, reason, jobId, taskId, attempt, launchId);
+  if (moves) setTaskState(ledger, jobId, launchId, taskId, a.state!, to);
+  return APPLIED;
 }

@@ -29,44 +29,41 @@ export function idsAfter(blocks: readonly TaskBlock[], after: number, limit: num
  * how many entered (0 when the launch is fully expanded, or not a pool launch).
  */
 export function expandLaunch(ledger: Ledger, launchId: number, limit: number): number {
-  return ledger.write(() => {
-    const pl = getPoolLaunch(ledger, launchId);
-    if (!pl) return 0;
-    const ids = idsAfter(parseBlocks(pl.tasklist), pl.expanded, limit);
-    if (ids.length === 0) return 0;
-    const launch = ledger.stmt('SELECT job_id, options FROM launches WHERE id = ?').get(launchId) as {
-      job_id: number;
-      options: string;
-    };
-    const json = JSON.stringify(ids);
-    if (pl.num_jobs !== null) {
-      const command = (JSON.parse(launch.options) as { command: string }).command;
-      ledger
-        .stmt(
-          `INSERT INTO tasks (job_id, id, command, tag, state, last_launch_id)
-           SELECT ?, value, ?, 'rank' || (value - 1), 'queued', ? FROM json_each(?) WHERE true
-           ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id`,
-        )
-        .run(launch.job_id, command, launchId, json);
-    } else {
-      ledger
-        .stmt(
-          "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
-        )
-        .run(launchId, launch.job_id, json);
-    }
+  if (!ledger.db.inTransaction) return ledger.write(() => expandLaunch(ledger, launchId, limit));
+  const pl = getPoolLaunch(ledger, launchId);
+  if (!pl) return 0;
+  const ids = idsAfter(parseBlocks(pl.tasklist), pl.expanded, limit);
+  if (ids.length === 0) return 0;
+  const launch = ledger.stmt('SELECT job_id, options FROM launches WHERE id = ?').get(launchId) as {
+    job_id: number;
+    options: string;
+  };
+  const json = JSON.stringify(ids);
+  if (pl.num_jobs !== null) {
+    const command = (JSON.parse(launch.options) as { command: string }).command;
     ledger
       .stmt(
-        `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
-         SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))
-         ON CONFLICT DO NOTHING`,
+        `INSERT INTO tasks (job_id, id, command, tag, state, last_launch_id)
+         SELECT ?, value, ?, 'rank' || (value - 1), 'queued', ? FROM json_each(?) WHERE true
+         ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id`,
+      )
+      .run(launch.job_id, command, launchId, json);
+  } else {
+    ledger
+      .stmt(
+        "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
       )
       .run(launchId, launch.job_id, json);
-    ledger
-      .stmt('UPDATE pool_launches SET expanded = ? WHERE launch_id = ?')
-      .run(ids[ids.length - 1], launchId);
-    return ids.length;
-  });
+  }
+  ledger
+    .stmt(
+      `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
+       SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(launchId, launch.job_id, json);
+  ledger.stmt('UPDATE pool_launches SET expanded = ? WHERE launch_id = ?').run(ids[ids.length - 1], launchId);
+  return ids.length;
 }
 
 /** Transition `expandAll`: every task of a pool launch enters it (expandLaunch to the end). One transaction. */

@@ -5,6 +5,10 @@ import { STATES, type State } from '../states.js';
 /**
  * What every transition shares: its typed outcome, and the one way a task's state changes — checked against
  * the table of legal moves (moves.ts), in the launch and, when the launch is the task's newest, in the task.
+ *
+ * Each transition is one transaction, joining the caller's when one is open. It opens with
+ * `if (!ledger.db.inTransaction) return ledger.write(() => itself(...))`, so that applying a batch of records
+ * (thousands of transitions in the caller's one transaction) allocates no wrapper per transition.
  */
 
 /** What a transition did. */

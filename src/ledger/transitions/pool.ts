@@ -21,19 +21,18 @@ export function assignTask(
   t: { task: number; attempt: number; tries: number },
   worker: string,
 ): Outcome {
-  return ledger.write(() => {
-    const info = ledger
-      .stmt(
-        `INSERT INTO pool_tasks (launch_id, task_id, attempt, tries, worker, not_before)
-         SELECT ?, ?, ?, ?, ?, 0 FROM launch_tasks WHERE launch_id = ? AND task_id = ? AND state = 'queued'
-         ON CONFLICT (launch_id, task_id) DO UPDATE SET attempt = excluded.attempt, tries = excluded.tries,
-           worker = excluded.worker, not_before = 0`,
-      )
-      .run(launchId, t.task, t.attempt, t.tries, worker, launchId, t.task);
-    if (info.changes === 0) return UNCHANGED;
-    ledger.stmt('UPDATE pool_launches SET cursor = max(cursor, ?) WHERE launch_id = ?').run(t.task, launchId);
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => assignTask(ledger, launchId, t, worker));
+  const info = ledger
+    .stmt(
+      `INSERT INTO pool_tasks (launch_id, task_id, attempt, tries, worker, not_before)
+       SELECT ?, ?, ?, ?, ?, 0 FROM launch_tasks WHERE launch_id = ? AND task_id = ? AND state = 'queued'
+       ON CONFLICT (launch_id, task_id) DO UPDATE SET attempt = excluded.attempt, tries = excluded.tries,
+         worker = excluded.worker, not_before = 0`,
+    )
+    .run(launchId, t.task, t.attempt, t.tries, worker, launchId, t.task);
+  if (info.changes === 0) return UNCHANGED;
+  ledger.stmt('UPDATE pool_launches SET cursor = max(cursor, ?) WHERE launch_id = ?').run(t.task, launchId);
+  return APPLIED;
 }
 
 /**
@@ -48,37 +47,35 @@ export function requeueForRetry(
   nextAttempt: number,
   notBefore: number,
 ): Outcome {
-  return ledger.write(() => {
-    const no = moveInLaunch(ledger, launchId, taskId, 'queued');
-    if (no) return { kind: 'refused', move: no };
-    ledger
-      .stmt(
-        'UPDATE pool_tasks SET worker = NULL, attempt = ?, not_before = ? WHERE launch_id = ? AND task_id = ?',
-      )
-      .run(nextAttempt, notBefore, launchId, taskId);
-    followInTask(ledger, jobId, launchId, taskId, 'queued');
-    return APPLIED;
-  });
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => requeueForRetry(ledger, jobId, launchId, taskId, nextAttempt, notBefore));
+  const no = moveInLaunch(ledger, launchId, taskId, 'queued');
+  if (no) return { kind: 'refused', move: no };
+  ledger
+    .stmt(
+      'UPDATE pool_tasks SET worker = NULL, attempt = ?, not_before = ? WHERE launch_id = ? AND task_id = ?',
+    )
+    .run(nextAttempt, notBefore, launchId, taskId);
+  followInTask(ledger, jobId, launchId, taskId, 'queued');
+  return APPLIED;
 }
 
 /** Transition `unassign`: a task handed to a worker that never started it waits again (same attempt). */
 export function unassign(ledger: Ledger, launchId: number, taskId: number): Outcome {
-  return ledger.write(() => {
-    const info = ledger
-      .stmt('UPDATE pool_tasks SET worker = NULL, not_before = 0 WHERE launch_id = ? AND task_id = ?')
-      .run(launchId, taskId);
-    return info.changes > 0 ? APPLIED : UNCHANGED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => unassign(ledger, launchId, taskId));
+  const info = ledger
+    .stmt('UPDATE pool_tasks SET worker = NULL, not_before = 0 WHERE launch_id = ? AND task_id = ?')
+    .run(launchId, taskId);
+  return info.changes > 0 ? APPLIED : UNCHANGED;
 }
 
 /** Transition `finishTask`: a task is done in its pool launch (its last attempt's state stands). */
 export function finishTask(ledger: Ledger, launchId: number, taskId: number): Outcome {
-  return ledger.write(() => {
-    const info = ledger
-      .stmt('DELETE FROM pool_tasks WHERE launch_id = ? AND task_id = ?')
-      .run(launchId, taskId);
-    return info.changes > 0 ? APPLIED : UNCHANGED;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => finishTask(ledger, launchId, taskId));
+  const info = ledger
+    .stmt('DELETE FROM pool_tasks WHERE launch_id = ? AND task_id = ?')
+    .run(launchId, taskId);
+  return info.changes > 0 ? APPLIED : UNCHANGED;
 }
 
 /** Transition `markLost`: a started attempt whose worker went silent or lost it is `lost` (markUnfinished). */
@@ -97,22 +94,21 @@ export function markLost(
  * tasks is queued or running. Returns whether it closed.
  */
 export function closePoolLaunchIfDone(ledger: Ledger, launchId: number): boolean {
-  return ledger.write(() => {
-    const pl = ledger.stmt('SELECT total FROM pool_launches WHERE launch_id = ?').get(launchId) as
-      | { total: number }
-      | undefined;
-    if (!pl) return false;
-    const made = ledger.stmt('SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ?').get(launchId) as {
-      n: number;
-    };
-    if (made.n < pl.total) return false;
-    const left = ledger
-      .stmt("SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
-      .get(launchId) as { n: number };
-    if (left.n > 0) return false;
-    ledger.stmt('UPDATE launches SET open = 0 WHERE id = ?').run(launchId);
-    return true;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => closePoolLaunchIfDone(ledger, launchId));
+  const pl = ledger.stmt('SELECT total FROM pool_launches WHERE launch_id = ?').get(launchId) as
+    | { total: number }
+    | undefined;
+  if (!pl) return false;
+  const made = ledger.stmt('SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ?').get(launchId) as {
+    n: number;
+  };
+  if (made.n < pl.total) return false;
+  const left = ledger
+    .stmt("SELECT count(*) AS n FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')")
+    .get(launchId) as { n: number };
+  if (left.n > 0) return false;
+  ledger.stmt('UPDATE launches SET open = 0 WHERE id = ?').run(launchId);
+  return true;
 }
 
 /**
@@ -125,32 +121,31 @@ export function cancelPoolTasks(
   launch: { id: number; job_id: number },
   tasks: readonly number[] | 'all',
 ): number[] {
-  return ledger.write(() => {
-    expandAll(ledger, launch.id);
-    const wanted = tasks === 'all' ? undefined : new Set(tasks);
-    const held = new Set(
-      ledger
-        .stmt('SELECT task_id FROM pool_tasks WHERE launch_id = ? AND worker IS NOT NULL')
-        .pluck()
-        .all(launch.id) as number[],
-    );
-    const free = (
-      ledger
-        .stmt("SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state = 'queued'")
-        .pluck()
-        .all(launch.id) as number[]
-    ).filter((id) => !held.has(id) && (!wanted || wanted.has(id)));
-    const done = markUnfinished(ledger, launch.job_id, launch.id, free, 'cancelled', 'cancelled by the user');
+  if (!ledger.db.inTransaction) return ledger.write(() => cancelPoolTasks(ledger, launch, tasks));
+  expandAll(ledger, launch.id);
+  const wanted = tasks === 'all' ? undefined : new Set(tasks);
+  const held = new Set(
     ledger
-      .stmt(
-        'DELETE FROM pool_tasks WHERE launch_id = ? AND worker IS NULL AND task_id IN (SELECT value FROM json_each(?))',
-      )
-      .run(launch.id, JSON.stringify(done));
+      .stmt('SELECT task_id FROM pool_tasks WHERE launch_id = ? AND worker IS NOT NULL')
+      .pluck()
+      .all(launch.id) as number[],
+  );
+  const free = (
     ledger
-      .stmt('INSERT INTO pool_cancels (launch_id, tasks, at) VALUES (?, ?, ?)')
-      .run(launch.id, JSON.stringify(tasks), Date.now() / 1000);
-    return done;
-  });
+      .stmt("SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state = 'queued'")
+      .pluck()
+      .all(launch.id) as number[]
+  ).filter((id) => !held.has(id) && (!wanted || wanted.has(id)));
+  const done = markUnfinished(ledger, launch.job_id, launch.id, free, 'cancelled', 'cancelled by the user');
+  ledger
+    .stmt(
+      'DELETE FROM pool_tasks WHERE launch_id = ? AND worker IS NULL AND task_id IN (SELECT value FROM json_each(?))',
+    )
+    .run(launch.id, JSON.stringify(done));
+  ledger
+    .stmt('INSERT INTO pool_cancels (launch_id, tasks, at) VALUES (?, ?, ?)')
+    .run(launch.id, JSON.stringify(tasks), Date.now() / 1000);
+  return done;
 }
 
 /**
@@ -163,13 +158,12 @@ export function applyWorkerRecords(
   launch: { id: number; job_id: number },
   records: readonly AttemptRecord[],
 ): Applied {
-  return ledger.write(() => {
-    const out = applyRecords(ledger, launch, records);
-    for (const s of out.started) {
-      ledger
-        .stmt('UPDATE pool_tasks SET tries = tries + 1 WHERE launch_id = ? AND task_id = ? AND attempt = ?')
-        .run(launch.id, s.task, s.attempt);
-    }
-    return out;
-  });
+  if (!ledger.db.inTransaction) return ledger.write(() => applyWorkerRecords(ledger, launch, records));
+  const out = applyRecords(ledger, launch, records);
+  for (const s of out.started) {
+    ledger
+      .stmt('UPDATE pool_tasks SET tries = tries + 1 WHERE launch_id = ? AND task_id = ? AND attempt = ?')
+      .run(launch.id, s.task, s.attempt);
+  }
+  return out;
 }
