@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { findJob } from '../../src/ledger/jobs.js';
-import { createLaunch, setLaunchHandles } from '../../src/ledger/launches.js';
+import { setLaunchHandles } from '../../src/ledger/launches.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { createLaunch } from '../../src/ledger/transitions.js';
 import { droverPaths } from '../../src/paths.js';
-import { processStartTime, shortHostname } from '../../src/runner/proc.js';
-import type { EndRecord, RunnerEndRecord, RunnerRecord, StartRecord } from '../../src/runner/records.js';
-import { RECORDS_VERSION } from '../../src/runner/records.js';
+import type { EndRecord, RunnerEndRecord, RunnerRecord, StartRecord } from '../../src/protocol/records.js';
+import { RECORDS_VERSION } from '../../src/protocol/records.js';
+import { processStartTime, shortHostname } from '../../src/util/proc.js';
 import { BenchError, drover, range, tempDir } from '../util.js';
 
 /** A folder whose ledger holds one job of 100 × 1000 tasks, every one succeeded once. */

@@ -1,8 +1,8 @@
 import type { JobRow } from '../ledger/jobs.js';
 import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { TerminalState } from '../ledger/states.js';
 import type { DroverPaths } from '../paths.js';
+import type { TerminalState } from '../protocol/states.js';
 import type { RunSettings } from '../runner/group.js';
 
 /** Resources and scheduler options of a launch, as the user asked for them (flags over config). */

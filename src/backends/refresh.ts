@@ -1,6 +1,7 @@
 import { ingestLaunch } from '../ledger/ingest.js';
-import { closeLaunchIfDone, openLaunches } from '../ledger/launches.js';
+import { openLaunches } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { closeLaunchIfDone } from '../ledger/transitions.js';
 import { backendFor } from './registry.js';
 
 /**

@@ -2,9 +2,9 @@ import { apiError, call, connect } from '../backends/pool/client.js';
 import { readServerInfo } from '../backends/pool/server-info.js';
 import type { LaunchSpec } from '../launch/spec.js';
 import { toWire } from '../launch/wire.js';
-import { STATES } from '../ledger/states.js';
 import { type ApiClient, ApiError } from '../protocol/client.js';
 import type { LaunchCreated, LaunchProgress } from '../protocol/messages.js';
+import { STATES } from '../protocol/states.js';
 import { formatDuration, note, printJson } from './output.js';
 import { openWorkspace } from './workspace.js';
 

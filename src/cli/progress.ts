@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { RunObserver } from '../backends/backend.js';
-import type { TerminalState } from '../ledger/states.js';
+import type { TerminalState } from '../protocol/states.js';
 import { formatDuration } from './output.js';
 
 /**

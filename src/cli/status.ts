@@ -4,7 +4,7 @@ import { loadJob } from '../launch/load-job.js';
 import { jobStatus } from '../launch/status.js';
 import { jobNotFound, listJobs } from '../ledger/jobs.js';
 import { jobCounts } from '../ledger/queries.js';
-import { isFailedState, STATES } from '../ledger/states.js';
+import { isFailedState, STATES } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { formatDuration, note, printJson, printTable } from './output.js';

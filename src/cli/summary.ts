@@ -2,7 +2,7 @@ import { shellQuote } from '../backends/cluster/wrapper.js';
 import { type LaunchResult, NEXT_LAUNCH } from '../launch/launch.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts, launchTimes } from '../ledger/queries.js';
-import { STATES } from '../ledger/states.js';
+import { STATES } from '../protocol/states.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
 
 /** The one-screen summary after a foreground launch: counts per state, time, and the tasks that did not succeed. */

@@ -3,6 +3,7 @@ import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BodyGate, drainBody, hasBody } from './body-limits.js';
+import { HttpError } from './http-error.js';
 import type { LiveWorker } from './live.js';
 import { type TokenRow, verifyToken } from './tokens.js';
 import { describeSchemaError, type SchemaError } from './validation-message.js';
@@ -32,19 +33,6 @@ export interface AppState {
 
 /** Bodies read and parsed at once (see BodyGate). */
 const BODY_SLOTS = 2;
-
-/** An HTTP error with its status and code (the one error type of the API). */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    /** With `not-yours`: the refused attempts. */
-    readonly refused?: AttemptKey[],
-  ) {
-    super(message);
-  }
-}
 
 const STATUS: Record<string, number> = {
   usage: 400,

@@ -1,5 +1,11 @@
-import type { LaunchSettings, PollAnswer, Resources, TaskAssignment, TaskKey } from '../protocol/messages.js';
-import type { ReadyTask } from './store.js';
+import type { ReadyTask } from '../ledger/pool-launches.js';
+import type { WorkerState } from '../ledger/pool-workers.js';
+import type { LaunchSettings, Resources, TaskAssignment, TaskKey } from '../protocol/messages.js';
+
+/**
+ * The controller's plain state: the live workers and the pool launches with tasks left, as its decisions
+ * (core.ts) keep them in memory. Their rows are in the ledger; nothing here holds a timer or a request.
+ */
 
 /** A task handed to a worker and not ended. */
 export interface HeldTask {
@@ -21,7 +27,7 @@ export interface LiveWorker {
   pid: number;
   slots: number;
   capacity: Resources;
-  state: 'setup' | 'ready' | 'draining' | 'lost' | 'stopped';
+  state: WorkerState;
   /** Unix seconds of its first registration (scaling down drains the oldest idle workers first). */
   registeredAt: number;
   /** sha256 of its session secret (hex); null for a worker the controller never registered. */
@@ -43,8 +49,6 @@ export interface LiveWorker {
   registered: boolean;
   /** Launches whose settings it was sent. */
   sentSettings: Set<number>;
-  /** Its parked long-poll, answered as soon as there is something for it. */
-  poll?: { answer(a: PollAnswer): void; timer: NodeJS.Timeout };
 }
 
 /** A pool launch with tasks left, as the controller keeps it in memory. */
@@ -76,7 +80,6 @@ export interface LiveLaunch {
   avgSeconds: number | undefined;
   /** Bumped on every change, for --follow. */
   version: number;
-  waiters: Set<() => void>;
 }
 
 /** The key of a task in `held` maps. */

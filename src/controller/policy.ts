@@ -1,4 +1,4 @@
-import type { TerminalState } from '../ledger/states.js';
+import type { TerminalState } from '../protocol/states.js';
 import { DEFAULT_BACKOFF, retryDelay } from '../runner/backoff.js';
 
 /** States after which a task is tried again while it has retries left. */

@@ -1,27 +1,9 @@
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { findPool, type PoolRow } from '../ledger/pools.js';
 import type { Controller } from './controller.js';
 
-/** A pools row. */
-export interface PoolRow {
-  name: string;
-  backend: 'local' | 'slurm' | 'gridengine';
-  /** Workers wanted. */
-  workers: number;
-  cpus: number;
-  gpus: number;
-  mem_mb: number;
-  /** Seconds each worker may live. */
-  duration: number | null;
-  slots: number;
-  setup: string | null;
-  state: 'up' | 'down';
-  created_at: number;
-  /** JSON array of WorkerHandle. */
-  handles: string;
-  /** JSON: scheduler options and mem text. */
-  options: string;
-}
+export type { PoolRow };
 
 /** What pool management needs from the server around it. */
 export interface PoolContext {
@@ -36,7 +18,7 @@ export interface PoolContext {
 
 /** A pool by name, or a not-found error saying how to create it. */
 export function getPool(ledger: Ledger, name: string, mustBeUp = true): PoolRow {
-  const row = ledger.stmt('SELECT * FROM pools WHERE name = ?').get(name) as PoolRow | undefined;
+  const row = findPool(ledger, name);
   if (!row || (mustBeUp && row.state !== 'up')) {
     throw new DroverError(
       'not-found',

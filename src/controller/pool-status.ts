@@ -1,4 +1,6 @@
 import type { Ledger } from '../ledger/ledger.js';
+import { goneWorkers } from '../ledger/pool-workers.js';
+import { listPoolRows } from '../ledger/pools.js';
 import type { PoolStatus, WorkerStatus } from '../protocol/messages.js';
 import { getPool, type PoolContext } from './pool-row.js';
 
@@ -26,20 +28,7 @@ export function poolStatus(ctx: PoolContext, name: string, all = false): PoolSta
       seen_ago: round(now - w.lastSeen),
       reason: null,
     }));
-  const gone = ctx.ledger
-    .stmt(
-      `SELECT id, host, pid, state, slots, last_seen, reason FROM pool_workers
-       WHERE pool = ? AND registered_at >= ? AND state IN ('lost', 'stopped') ORDER BY last_seen DESC, id`,
-    )
-    .all(name, p.created_at) as {
-    id: string;
-    host: string;
-    pid: number;
-    state: string;
-    slots: number;
-    last_seen: number;
-    reason: string | null;
-  }[];
+  const gone = goneWorkers(ctx.ledger, name, p.created_at);
   if (all) {
     for (const g of gone) {
       workers.push({
@@ -96,10 +85,5 @@ export function liveWorkerCount(ctx: PoolContext, name: string): number {
 export function listPools(
   ledger: Ledger,
 ): { name: string; backend: string; state: string; workers: number }[] {
-  return ledger.stmt('SELECT name, backend, state, workers FROM pools ORDER BY name').all() as {
-    name: string;
-    backend: string;
-    state: string;
-    workers: number;
-  }[];
+  return listPoolRows(ledger);
 }

@@ -1,7 +1,7 @@
 import type { AttemptKey, ReportBatch } from '../protocol/messages.js';
 
 /**
- * Which records of a worker's report are not its to write (DESIGN invariant 3): pure, over plain values. A
+ * Which records of a worker's report are not its to write (docs/concepts.md invariant 3): pure, over plain values. A
  * worker may write only the records of attempts the controller handed to it and that are still its own: the
  * start of the attempt it holds (once), then its end; or a skip of a task it holds and never started. A record
  * of any other launch, task or attempt — another worker's, one taken back when the worker was lost, a direct

@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { cancelPoolTasks } from '../backends/pool/backend.js';
 import { refresh } from '../backends/refresh.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobStatus } from '../launch/status.js';
 import { recordHistory } from '../ledger/history.js';
-import { taskJson } from '../ledger/jobs.js';
+import { jobById, taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
+import { openPoolLaunchesOfJob } from '../ledger/pools.js';
 import { launchCounts, listTasks } from '../ledger/queries.js';
+import { cancelPoolTasks } from '../ledger/transitions.js';
 import type {
   CancelRequest,
   CreateLaunchRequest,
@@ -16,7 +17,7 @@ import type {
 } from '../protocol/messages.js';
 import { API_PREFIX, API_VERSION } from '../protocol/messages.js';
 import { parseTasklist } from '../tasklist/tasklist.js';
-import { HttpError } from './http.js';
+import { HttpError } from './http-error.js';
 import { createPoolLaunch } from './launch-create.js';
 import { getPool, type PoolContext } from './pool-row.js';
 import { listPools, liveWorkerCount, poolStatus } from './pool-status.js';
@@ -31,7 +32,7 @@ function progress(ctx: PoolContext, l: LaunchRow): LaunchProgress {
   const made = Object.values(counts).reduce((a, b) => a + b, 0);
   counts.queued += Math.max(0, l.task_count - made);
   const live = ctx.controller.launches.get(l.id);
-  const job = ctx.ledger.stmt('SELECT name FROM jobs WHERE id = ?').get(l.job_id) as { name: string };
+  const job = jobById(ctx.ledger, l.job_id)!;
   return {
     launch: String(l.id),
     jobname: job.name,
@@ -124,9 +125,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
       const job = loadJob({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
       const ids =
         req.body.tasklist !== undefined ? parseTasklist(req.body.tasklist, job.max_task, job.name) : 'all';
-      const launches = ctx.ledger
-        .stmt("SELECT * FROM launches WHERE job_id = ? AND open = 1 AND backend LIKE 'pool:%' ORDER BY id")
-        .all(job.id) as LaunchRow[];
+      const launches = openPoolLaunchesOfJob(ctx.ledger, job.id);
       const cancelled = ctx.ledger.write(() => {
         recordHistory(ctx.ledger, { kind: 'cancel', jobname: job.name, argv: ['cancel', job.name] });
         return launches.flatMap((l) => cancelPoolTasks(ctx.ledger, l, ids));

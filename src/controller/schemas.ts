@@ -112,7 +112,7 @@ const time = { type: 'number', minimum: 0, maximum: 1e11 };
 
 /**
  * The records a worker reports, every field checked (a bad one is a 400 naming it): what its runner writes
- * (src/runner/records.ts). Host and log paths are taken only as text: the controller records its own.
+ * (src/protocol/records.ts). Host and log paths are taken only as text: the controller records its own.
  */
 const startRecord = {
   type: 'object',

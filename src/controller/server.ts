@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import { type ServerInfo, serverFiles } from '../backends/pool/server-info.js';
 import { Ledger } from '../ledger/ledger.js';
+import { type ServerLock, takeServerLock } from '../ledger/server-lock.js';
+import { userTokenCount } from '../ledger/server-tokens.js';
 import type { DroverPaths } from '../paths.js';
-import { processStartTime, shortHostname } from '../runner/proc.js';
+import { processStartTime, shortHostname } from '../util/proc.js';
 import { Controller } from './controller.js';
 import { type AppState, makeApp } from './http.js';
 import { listenOrExplain, urlOf } from './listen.js';
 import type { PoolContext } from './pool-row.js';
 import { finishPendingStops } from './pools.js';
 import { userRoutes } from './routes.js';
-import { type ServerLock, takeServerLock } from './server-lock.js';
 import { createToken, writeSecret } from './tokens.js';
 import { workerRoutes } from './worker-routes.js';
 
@@ -94,10 +95,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   }
   const fileStream = logStream.open(o.logFile ?? files.log);
   let createdToken: string | undefined;
-  const users = ledger.stmt("SELECT count(*) AS n FROM server_tokens WHERE kind = 'user'").get() as {
-    n: number;
-  };
-  if (users.n === 0 || !fs.existsSync(files.token)) {
+  if (userTokenCount(ledger) === 0 || !fs.existsSync(files.token)) {
     const l = ledger;
     createdToken = l.write(() => createToken(l, 'user', 'first token (server start)').token);
     writeSecret(files.token, createdToken);
@@ -144,7 +142,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         } catch {
           // already gone
         }
-        held.ledger.db.pragma('wal_checkpoint(TRUNCATE)');
+        held.ledger.checkpoint();
         held.ledger.close();
         held.lock.release();
         await new Promise<void>((r) => fileStream.end(r));

@@ -3,27 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { insertToken, revokeTokens, type TokenRow, tokenRow, tokenRows } from '../ledger/server-tokens.js';
 
 /**
  * Bearer tokens of the controller: `drv_<id>_<secret>`. Only the sha256 of a token is stored; the id finds
  * the row. User tokens may call user routes; worker tokens only worker routes, and only for their pool.
  */
 
-/** A token's row. */
-export interface TokenRow {
-  /** The public part, shown by `drover server token list`. */
-  id: string;
-  /** sha256 of the whole token, hex. */
-  hash: string;
-  kind: 'user' | 'worker';
-  /** Worker tokens: the pool it may serve (null: any pool). */
-  pool: string | null;
-  /** What it is for. */
-  name: string;
-  created_at: number;
-  /** When it was revoked; null while valid. */
-  revoked_at: number | null;
-}
+export type { TokenRow };
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
@@ -47,11 +34,7 @@ export function createToken(
     created_at: Date.now() / 1000,
     revoked_at: null,
   };
-  ledger
-    .stmt(
-      'INSERT INTO server_tokens (id, hash, kind, pool, name, created_at) VALUES (@id, @hash, @kind, @pool, @name, @created_at)',
-    )
-    .run(row);
+  insertToken(ledger, row);
   return { token, row };
 }
 
@@ -59,7 +42,7 @@ export function createToken(
 export function verifyToken(ledger: Ledger, token: string): TokenRow | undefined {
   const m = /^drv_([0-9a-f]{12})_[A-Za-z0-9_-]{16,64}$/.exec(token);
   if (!m) return undefined;
-  const row = ledger.stmt('SELECT * FROM server_tokens WHERE id = ?').get(m[1]) as TokenRow | undefined;
+  const row = tokenRow(ledger, m[1]!);
   if (!row || row.revoked_at !== null) return undefined;
   const a = Buffer.from(sha256(token), 'hex');
   const b = Buffer.from(row.hash, 'hex');
@@ -68,16 +51,13 @@ export function verifyToken(ledger: Ledger, token: string): TokenRow | undefined
 
 /** Every token, oldest first (no secrets: they are not stored). */
 export function listTokens(ledger: Ledger): TokenRow[] {
-  return ledger.stmt('SELECT * FROM server_tokens ORDER BY created_at, id').all() as TokenRow[];
+  return tokenRows(ledger);
 }
 
 /** Revoke a token by id; refused requests follow at once. */
 export function revokeToken(ledger: Ledger, id: string): void {
-  const info = ledger
-    .stmt('UPDATE server_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-    .run(Date.now() / 1000, id);
-  if (info.changes === 0) {
-    const known = ledger.stmt('SELECT 1 FROM server_tokens WHERE id = ?').get(id);
+  if (revokeTokens(ledger, [id], Date.now() / 1000) === 0) {
+    const known = tokenRow(ledger, id);
     throw new DroverError(
       'not-found',
       known ? `token ${id} is already revoked` : `no token with id '${id}': see drover server token list`,

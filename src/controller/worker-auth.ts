@@ -1,47 +1,9 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Ledger } from '../ledger/ledger.js';
+import { getWorkerRow } from '../ledger/pool-workers.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
-import { HttpError } from './http.js';
+import { HttpError } from './http-error.js';
 import type { PoolContext } from './pool-row.js';
-
-/**
- * Worker identity: the controller gives each worker an id and a session secret at its first registration and
- * keeps only the secret's sha256 (pool_workers.secret_hash). Every later request of the worker carries the
- * secret (header `drover-worker-secret`, or in the body of a registration again): a worker token lets its holder
- * register workers of its pool, never speak for one it did not register.
- */
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-/** A new session secret (shown to the worker once). */
-export function newSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-/** The stored form of a secret. */
-export function hashSecret(secret: string): string {
-  return sha256(secret);
-}
-
-/** True when `secret` is the one whose hash is `hash` (constant time). */
-export function secretMatches(secret: string | undefined, hash: string | null): boolean {
-  if (secret === undefined || hash === null || secret.length > 256) return false;
-  const a = Buffer.from(sha256(secret), 'hex');
-  const b = Buffer.from(hash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** A new worker id: readable (`host-pid-xxxxxxxx`), unique in the ledger. */
-export function newWorkerId(ledger: Ledger, host: string, pid: number): string {
-  const name = host.replace(/[^A-Za-z0-9.-]/g, '').slice(0, 40) || 'worker';
-  for (;;) {
-    const id = `${name}-${pid}-${randomBytes(4).toString('hex')}`;
-    if (!ledger.stmt('SELECT 1 FROM pool_workers WHERE id = ?').get(id)) return id;
-  }
-}
+import { secretMatches } from './worker-secret.js';
 
 /**
  * Route hook of `/v1/workers/:id/...`: the request must carry the secret of worker `:id`, a worker of the token's
@@ -53,11 +15,7 @@ export function authWorker(ctx: PoolContext, opts: { mayBeGone?: boolean } = {})
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const id = (req.params as { id: string }).id;
     const live = ctx.controller.workers.get(id);
-    const row = live
-      ? { pool: live.pool, secret_hash: live.secretHash }
-      : (ctx.ledger.stmt('SELECT pool, secret_hash FROM pool_workers WHERE id = ?').get(id) as
-          | { pool: string; secret_hash: string | null }
-          | undefined);
+    const row = live ? { pool: live.pool, secret_hash: live.secretHash } : getWorkerRow(ctx.ledger, id);
     if (!row) {
       throw new HttpError(409, 'unknown-worker', `worker ${id} is not registered here: register again`);
     }

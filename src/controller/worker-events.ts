@@ -1,15 +1,18 @@
 import path from 'node:path';
+import type { WorkerRow } from '../ledger/pool-workers.js';
 import type { RegisterRequest, ReportBatch } from '../protocol/messages.js';
-import type { AttemptRecord } from '../runner/records.js';
-import type { Controller } from './controller.js';
-import { HttpError } from './http.js';
+import type { AttemptRecord } from '../protocol/records.js';
+import type { ControllerCore } from './core.js';
+import { HttpError } from './http-error.js';
 import { type HeldTask, type LiveLaunch, type LiveWorker, taskKey } from './live.js';
 import { freshBatches, type HeldView, refusedRecords } from './report-check.js';
-import { applyRecords } from './store.js';
-import { hashSecret, newSecret, newWorkerId, secretMatches } from './worker-auth.js';
-import { GONE, newWorker, rowOf, type WorkerRow } from './worker-row.js';
+import { GONE, newWorker, rowOf } from './worker-row.js';
+import { hashSecret, newSecret, secretMatches } from './worker-secret.js';
 
-/** What workers tell the controller: their registration, and the records of their attempts. */
+/**
+ * What workers tell the controller — their registration, and the records of their attempts — and the
+ * decisions that follow, over the controller's core (core.ts). Refusals are HttpErrors with the API's codes.
+ */
 
 /** What a registration answers (besides the heartbeat interval). */
 export interface Registered {
@@ -20,8 +23,8 @@ export interface Registered {
 }
 
 /** The worker row a registration again names, checked: it exists, the secret is its own, same pool. */
-function resumedRow(c: Controller, req: RegisterRequest & { id: string }): WorkerRow {
-  const row = c.ledger.stmt('SELECT * FROM pool_workers WHERE id = ?').get(req.id) as WorkerRow | undefined;
+function resumedRow(c: ControllerCore, req: RegisterRequest & { id: string }): WorkerRow {
+  const row = c.store.worker(req.id);
   if (!row) {
     throw new HttpError(
       409,
@@ -46,54 +49,16 @@ function resumedRow(c: Controller, req: RegisterRequest & { id: string }): Worke
  * A worker registers: the first time (it gets an id and a secret), or again with them after the controller or
  * the network was away. Checks come first; the row and the reconciliation of what it holds are one transaction.
  */
-export function registerWorker(c: Controller, req: RegisterRequest): Registered {
-  const now = Date.now() / 1000;
+export function registerWorker(c: ControllerCore, req: RegisterRequest): Registered {
+  const now = c.clock.now();
   const row = req.id !== undefined ? resumedRow(c, { ...req, id: req.id }) : undefined;
   const secret = row ? undefined : newSecret();
   const state = req.setup ? 'setup' : 'ready';
-  return c.ledger.write(() => {
-    const id = row ? row.id : newWorkerId(c.ledger, req.host, req.pid);
-    const fields = rowOf(req);
-    if (row) {
-      c.ledger
-        .stmt(
-          `UPDATE pool_workers SET host = ?, pid = ?, cpus = ?, gpus = ?, mem_mb = ?, slots = ?, state = ?,
-             last_seen = ?, reason = NULL, element = ? WHERE id = ?`,
-        )
-        .run(
-          req.host,
-          req.pid,
-          fields.cpus,
-          fields.gpus,
-          fields.mem_mb,
-          req.slots,
-          state,
-          now,
-          fields.element,
-          id,
-        );
-    } else {
-      c.ledger
-        .stmt(
-          `INSERT INTO pool_workers (id, pool, host, pid, cpus, gpus, mem_mb, slots, state, registered_at, last_seen,
-             secret_hash, element) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          id,
-          req.pool,
-          req.host,
-          req.pid,
-          fields.cpus,
-          fields.gpus,
-          fields.mem_mb,
-          req.slots,
-          state,
-          now,
-          now,
-          hashSecret(secret!),
-          fields.element,
-        );
-    }
+  return c.store.transaction(() => {
+    const id = row ? row.id : c.store.newWorkerId(req.host, req.pid);
+    const fields = rowOf(req, state);
+    if (row) c.store.updateWorker(id, fields, now);
+    else c.store.addWorker({ ...fields, id, pool: req.pool, secret_hash: hashSecret(secret!) }, now);
     let w = c.workers.get(id);
     if (!w || w.state === 'lost' || w.state === 'stopped') {
       const held = w?.held ?? new Map<string, HeldTask>();
@@ -103,7 +68,7 @@ export function registerWorker(c: Controller, req: RegisterRequest): Registered 
         registered_at: now,
         secret_hash: hashSecret(secret!),
       };
-      w = newWorker({ ...base, ...fields, id, state } as WorkerRow, now);
+      w = newWorker({ ...base, ...fields, pool: req.pool, id }, now);
       w.held = held;
       c.workers.set(id, w);
     } else {
@@ -111,15 +76,15 @@ export function registerWorker(c: Controller, req: RegisterRequest): Registered 
       w.capacity = { cpus: req.resources.cpus, gpus: req.resources.gpus, mem_mb: req.resources.mem_mb };
     }
     reconcile(c, w, req, row?.state === 'draining', state);
-    c.opts.log.info({ event: 'worker-register', worker: id, pool: w.pool, host: w.host, pid: w.pid });
-    c.schedule();
+    c.log.info({ event: 'worker-register', worker: id, pool: w.pool, host: w.host, pid: w.pid });
+    c.signals.dispatchSoon();
     return { id, ...(secret !== undefined ? { secret } : {}), seq: row?.seq ?? 0 };
   });
 }
 
 /** After a registration: its state, and what it holds against what the controller gave it. */
 function reconcile(
-  c: Controller,
+  c: ControllerCore,
   w: LiveWorker,
   req: RegisterRequest,
   wasDraining: boolean,
@@ -128,9 +93,8 @@ function reconcile(
   // A worker asked to drain before a restart still drains.
   if (wasDraining && w.stop === undefined) w.stop = 'drain';
   w.state = w.stop === 'drain' ? 'draining' : state;
-  if (w.state === 'draining')
-    c.ledger.stmt("UPDATE pool_workers SET state = 'draining' WHERE id = ?").run(w.id);
-  w.lastSeen = Date.now() / 1000;
+  if (w.state === 'draining') c.store.setWorkerState(w.id, 'draining');
+  w.lastSeen = c.clock.now();
   w.registered = true;
   w.sentSettings.clear();
   // What waited to be sent to it before it registered is taken as never sent: held tasks not in its list
@@ -194,9 +158,8 @@ function ownRecords(w: LiveWorker, l: LiveLaunch, records: readonly AttemptRecor
  * Apply a worker's report: the batches after the last applied sequence number, in one transaction — when every
  * record in them is of an attempt the worker holds (else 403 `not-yours`, naming them, and nothing changes).
  */
-export function applyReport(c: Controller, w: LiveWorker, batches: ReportBatch[]): { seq: number } {
-  const applied = (c.ledger.stmt('SELECT seq FROM pool_workers WHERE id = ?').get(w.id) as { seq: number })
-    .seq;
+export function applyReport(c: ControllerCore, w: LiveWorker, batches: ReportBatch[]): { seq: number } {
+  const applied = c.store.workerSeq(w.id);
   const fresh = freshBatches(batches, applied);
   const held = new Map<string, HeldView>();
   for (const [k, h] of w.held) held.set(k, { attempt: h.attempt, started: h.started });
@@ -210,14 +173,24 @@ export function applyReport(c: Controller, w: LiveWorker, batches: ReportBatch[]
       refused,
     );
   }
-  const now = Date.now() / 1000;
+  const now = c.clock.now();
   w.lastSeen = now;
   if (fresh.length === 0) return { seq: applied };
   const changed = new Set<LiveLaunch>();
-  const seq = c.ledger.write(() => {
+  const seq = c.store.transaction(() => {
     for (const b of fresh) {
       const l = c.launches.get(b.launch)!;
-      const done = applyRecords(c.ledger, l.jobId, l.id, ownRecords(w, l, b.records));
+      const done = c.store.applyRecords(l, ownRecords(w, l, b.records));
+      for (const r of done.refused) {
+        c.log.warn({
+          event: 'record-refused',
+          worker: w.id,
+          launch: l.id,
+          task: r.move.task,
+          from: r.move.from,
+          to: r.move.to,
+        });
+      }
       changed.add(l);
       for (const s of done.started) {
         const h = w.held.get(taskKey(l.id, s.task))!;
@@ -236,10 +209,10 @@ export function applyReport(c: Controller, w: LiveWorker, batches: ReportBatch[]
       }
     }
     const last = fresh[fresh.length - 1]!.seq;
-    c.ledger.stmt('UPDATE pool_workers SET seq = ?, last_seen = ? WHERE id = ?').run(last, now, w.id);
+    c.store.setWorkerSeq(w.id, last, now);
     return last;
   });
   for (const l of changed) c.afterChange(l);
-  c.schedule();
+  c.signals.dispatchSoon();
   return { seq };
 }

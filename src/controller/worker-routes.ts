@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PollRequest, RegisterAnswer, RegisterRequest, ReportRequest } from '../protocol/messages.js';
 import { API_PREFIX } from '../protocol/messages.js';
-import { HttpError } from './http.js';
+import { HttpError } from './http-error.js';
 import { getPool, type PoolContext } from './pool-row.js';
 import * as S from './schemas.js';
 import { authWorker, oneReportAtATime } from './worker-auth.js';

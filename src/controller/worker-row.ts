@@ -1,26 +1,6 @@
+import type { WorkerFields, WorkerRow } from '../ledger/pool-workers.js';
 import type { RegisterRequest } from '../protocol/messages.js';
 import type { LiveWorker } from './live.js';
-
-/** A pool_workers row. */
-export interface WorkerRow {
-  id: string;
-  pool: string;
-  host: string;
-  pid: number;
-  cpus: number;
-  gpus: number;
-  mem_mb: number;
-  slots: number;
-  state: LiveWorker['state'];
-  registered_at: number;
-  last_seen: number;
-  seq: number;
-  reason: string | null;
-  /** sha256 of its session secret, hex (null for rows made before secrets). */
-  secret_hash: string | null;
-  /** The scheduler array element it runs in (`A_I`, `J.T`), or null. */
-  element: string | null;
-}
 
 /** The row of a worker the controller no longer knows (its tasks are requeued). */
 export const GONE: WorkerRow = {
@@ -41,10 +21,9 @@ export const GONE: WorkerRow = {
   element: null,
 };
 
-/** The row fields a registration sets. */
-export function rowOf(req: RegisterRequest): Partial<WorkerRow> {
+/** The row fields a registration sets, in state `state`. */
+export function rowOf(req: RegisterRequest, state: WorkerRow['state']): WorkerFields {
   return {
-    pool: req.pool,
     host: req.host,
     pid: req.pid,
     cpus: req.resources.cpus,
@@ -52,6 +31,7 @@ export function rowOf(req: RegisterRequest): Partial<WorkerRow> {
     mem_mb: req.resources.mem_mb,
     slots: req.slots,
     element: req.element ?? null,
+    state,
   };
 }
 

@@ -9,8 +9,6 @@ import { ioError, isSystemError, toDroverError } from '../errors.js';
 import { recordHistory } from '../ledger/history.js';
 import type { JobRow } from '../ledger/jobs.js';
 import {
-  createLaunch,
-  deleteLaunch,
   getLaunch,
   type LaunchRow,
   type LaunchTask,
@@ -19,6 +17,7 @@ import {
   setLaunchHandles,
 } from '../ledger/launches.js';
 import { ledgerError } from '../ledger/open.js';
+import { createLaunch, deleteLaunch } from '../ledger/transitions.js';
 import type { RunSettings } from '../runner/group.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { parseInteger } from '../util/integer.js';

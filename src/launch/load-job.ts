@@ -34,7 +34,7 @@ export function jobfileStamp(file: string): string | undefined {
 }
 
 /**
- * The job named `name`, with the ledger's tasks matching its jobfile (DESIGN invariant 1). The jobfile (onager's
+ * The job named `name`, with the ledger's tasks matching its jobfile (docs/concepts.md invariant 1). The jobfile (onager's
  * format) is the source of the task list: it is read again whenever it changed since the ledger last read it, so
  * an onager jobfile dropped into place, or edited, is picked up with the same rules as a prelaunch: a task whose
  * command changed is pending again, a task no longer there leaves the job. Every command that reads a job calls

@@ -2,7 +2,7 @@ import { usageError } from '../errors.js';
 import { type JobRow, jobTaskIds, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskIdsWhere } from '../ledger/queries.js';
-import { isFailedState, isUnfinishedState } from '../ledger/states.js';
+import { isFailedState, isUnfinishedState } from '../protocol/states.js';
 
 /** Which of a job's tasks a launch takes: a tasklist, `--failed`, `--unfinished`, or all. */
 export interface Selection {

@@ -1,7 +1,7 @@
 import { refresh } from '../backends/refresh.js';
 import { jobLaunches } from '../ledger/launches.js';
 import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
-import { isFailedState, STATES, type State } from '../ledger/states.js';
+import { isFailedState, STATES, type State } from '../protocol/states.js';
 import type { Workspace } from './job.js';
 import { loadJob } from './load-job.js';
 

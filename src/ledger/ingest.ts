@@ -1,18 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { linesBefore, readFrom } from '../files.js';
-import { isProcessAlive, shortHostname } from '../runner/proc.js';
-import { type AttemptRecord, parseRecords, type StartRecord } from '../runner/records.js';
+import { type AttemptRecord, parseRecords } from '../protocol/records.js';
+import { isProcessAlive, shortHostname } from '../util/proc.js';
+import { applyRecords } from './apply-records.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import {
-  addLaunchTimes,
-  recordAttempt,
-  recordEnd,
-  recordEndWithoutStart,
-  recordSkip,
-  recordStart,
-} from './transitions.js';
+import { describeRefusal } from './moves.js';
 
 /** The folder where a launch's runners write their record files. */
 export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
@@ -56,85 +50,13 @@ function writerGone(ledger: Ledger, file: string): boolean {
 }
 
 /**
- * Apply a batch of records in order (inside a transaction). A start whose end is in the same batch is held
- * back and applied together with its end as one transition: that is the common case for short tasks. A held
- * start is applied before any other record of its task, so each task's records apply in file order even when
- * some are missing (a damaged line). An end whose start was never recorded still counts.
- */
-function applyBatch(ledger: Ledger, launch: LaunchRow, file: string, records: AttemptRecord[]): void {
-  /** Starts held back, by task. */
-  const held = new Map<number, StartRecord>();
-  const release = (task: number) => {
-    const start = held.get(task);
-    if (!start) return;
-    held.delete(task);
-    recordStart(ledger, launch.job_id, launch.id, start);
-  };
-  let first = Number.POSITIVE_INFINITY;
-  let last = Number.NEGATIVE_INFINITY;
-  let busy = 0;
-  for (const r of records) {
-    switch (r.type) {
-      case 'runner':
-        ledger
-          .stmt(
-            `INSERT INTO runners (launch_id, name, host, pid, pid_start, started_at) VALUES (?, ?, ?, ?, ?, ?)
-             ON CONFLICT DO NOTHING`,
-          )
-          .run(launch.id, r.runner, r.host, r.pid, r.pid_start, r.at);
-        ledger
-          .stmt('INSERT OR IGNORE INTO runner_files (launch_id, path, runner) VALUES (?, ?, ?)')
-          .run(launch.id, file, r.runner);
-        break;
-      case 'start':
-        release(r.task);
-        held.set(r.task, r);
-        break;
-      case 'end': {
-        const start = held.get(r.task);
-        if (start?.attempt === r.attempt) {
-          held.delete(r.task);
-          if (recordAttempt(ledger, launch.job_id, launch.id, start, r)) {
-            first = Math.min(first, start.at);
-            last = Math.max(last, r.at);
-            busy += r.at - start.at;
-          } else recordEnd(ledger, launch.job_id, launch.id, r);
-          break;
-        }
-        release(r.task);
-        if (!recordEnd(ledger, launch.job_id, launch.id, r)) {
-          recordEndWithoutStart(ledger, launch.job_id, launch.id, r);
-        }
-        break;
-      }
-      case 'skip':
-        release(r.task);
-        recordSkip(ledger, launch.job_id, launch.id, r);
-        break;
-      case 'runner-end': {
-        const row = ledger.stmt('SELECT runner FROM runner_files WHERE path = ?').get(file) as
-          | { runner: string }
-          | undefined;
-        if (row) {
-          ledger
-            .stmt('UPDATE runners SET ended_at = ? WHERE launch_id = ? AND name = ?')
-            .run(r.at, launch.id, row.runner);
-        }
-        break;
-      }
-    }
-  }
-  for (const start of held.values()) recordStart(ledger, launch.job_id, launch.id, start);
-  if (busy > 0 || Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
-}
-
-/**
  * Ingest what the launch's runners wrote since the last call, idempotently: the offset of each file moves in
  * the same transaction as the records it covers, so concurrent or repeated calls apply each record once.
  * A line that is not a record is skipped with a warning naming the file and line; the records after it count.
  * A last line without its line end is left for the next call while its runner may still be writing it; once
  * the runner is gone it is torn for good, and is cut with a warning (never guessed at). Warnings go to the
- * ledger's warning sink, after the transaction commits. Returns the number of records applied.
+ * ledger's warning sink, after the transaction commits; so does a record whose move the legal moves refuse
+ * (moves.ts). Returns the number of records applied.
  */
 export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   const dir = recordsDir(launch);
@@ -165,7 +87,9 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
         chunk = readNew(file, offset) ?? chunk;
       }
       const { records, faults } = parseRecords(chunk.text);
-      applyBatch(ledger, launch, file, records);
+      for (const r of applyRecords(ledger, launch, records, file).refused) {
+        warnings.push(`${file}: ${describeRefusal(r.move, `the ${whatRecord(r.record)}`)}`);
+      }
       let end = chunk.end;
       if (faults.length > 0 || (final && chunk.tail > 0)) {
         const base = linesBefore(file, offset);
@@ -193,4 +117,12 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   });
   for (const w of warnings) ledger.warn(w);
   return applied;
+}
+
+/** A record, named for a warning: `end record of task 3 attempt 2`. */
+function whatRecord(r: AttemptRecord): string {
+  if (r.type === 'start' || r.type === 'end')
+    return `${r.type} record of task ${r.task} attempt ${r.attempt}`;
+  if (r.type === 'skip') return `skip record of task ${r.task}`;
+  return `${r.type} record`;
 }

@@ -1,7 +1,7 @@
 import { DroverError, usageError } from '../errors.js';
+import type { State } from '../protocol/states.js';
 import { condenseIds, parseTasklist } from '../tasklist/tasklist.js';
 import type { Ledger } from './ledger.js';
-import type { State } from './states.js';
 
 /** A job as the ledger holds it. */
 export interface JobRow {
@@ -44,6 +44,11 @@ export function findJob(ledger: Ledger, name: string): JobRow | undefined {
   return ledger.stmt('SELECT * FROM jobs WHERE name = ?').get(name) as JobRow | undefined;
 }
 
+/** A job by its internal id, or undefined. */
+export function jobById(ledger: Ledger, id: number): JobRow | undefined {
+  return ledger.stmt('SELECT * FROM jobs WHERE id = ?').get(id) as JobRow | undefined;
+}
+
 /** Find a job by name or throw a not-found error that says how to create it. */
 export function getJob(ledger: Ledger, name: string): JobRow {
   const job = findJob(ledger, name);
@@ -75,7 +80,7 @@ export interface JobChanges {
 
 /**
  * Transition: make the ledger's tasks of `name` those of the jobfile's entries, creating the job if needed
- * (DESIGN invariant 1). A task whose command is unchanged keeps its state (a new tag is just taken). A task
+ * (docs/concepts.md invariant 1). A task whose command is unchanged keeps its state (a new tag is just taken). A task
  * whose command changed gets a new revision and is `pending` again; its earlier command is kept in
  * task_revisions and its earlier attempts stay as that command's history. A task no longer in the entries
  * leaves the job (and its counts); its attempts stay as history. Attempt numbers keep counting per task id, so

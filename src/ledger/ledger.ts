@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type Database from 'better-sqlite3';
 import { DroverError, describeSystemError, ioError, isSystemError, type SystemError } from '../errors.js';
 import type { DroverPaths } from '../paths.js';
-import { type Db, ledgerError, openDb, openDbForReading } from './open.js';
+import { type Db, ledgerError, openDb, openDbForReading, openMemoryDb } from './open.js';
 
 /** Where the ledger's warnings go (a torn or corrupt record file): stderr, one line each, unless told. */
 export type WarningSink = (message: string) => void;
@@ -46,6 +46,14 @@ export class Ledger {
     if (refused) throw ioError(refused);
     const { db } = openDb(paths.ledger);
     return new Ledger(db, paths, !existed, undefined);
+  }
+
+  /**
+   * A ledger in memory, with nothing on disk: for what runs on the ledger without a `.drover/` folder (the
+   * controller's decisions in a test). `paths` only names where files would go.
+   */
+  static inMemory(paths: DroverPaths): Ledger {
+    return new Ledger(openMemoryDb(), paths, false, undefined);
   }
 
   /** True when the ledger was opened for reading only (see readOnlyBecause). */
@@ -125,6 +133,11 @@ export class Ledger {
       const why = e?.message ?? (isSystemError(err) ? describeSystemError(err) : String(err));
       this.warnOnce(`${why} — could not bring the ledger up to date: the answer may be stale`);
     }
+  }
+
+  /** Copy the write-ahead log into the database file and empty it (before a long-running writer closes). */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   close(): void {

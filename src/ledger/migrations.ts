@@ -1,4 +1,4 @@
-import { STATES_SQL } from './states.js';
+import { STATES_SQL } from '../protocol/states.js';
 
 /**
  * Numbered migrations: entry i brings the schema from version i to i+1 (PRAGMA user_version). Never edit a
@@ -209,7 +209,7 @@ export const MIGRATIONS: readonly string[] = [
     done        INTEGER NOT NULL DEFAULT 0   -- 1 once the controller acted on it
   );
   `,
-  // 3: a task's state belongs to the command it has now (DESIGN invariant 1). A task whose command changes gets
+  // 3: a task's state belongs to the command it has now (docs/concepts.md invariant 1). A task whose command changes gets
   // a new revision and starts again as pending; its earlier commands stay in task_revisions, and the attempts
   // they ran stay as their history (launch_tasks.revision says which command a launch ran).
   `

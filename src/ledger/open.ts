@@ -34,6 +34,14 @@ export function openDb(file: string, options: { readonly?: boolean } = {}): { db
   return { db, created };
 }
 
+/** A ledger database in memory, migrated to the newest schema: nothing is written to disk. */
+export function openMemoryDb(): Db {
+  const db = new Database(':memory:');
+  migrate(db);
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
 /**
  * Open an existing ledger that this process cannot write (a read-only `.drover`): read-only in place when
  * SQLite can (its WAL index exists), else from a copy in memory of the file as it is on disk. Either way it

@@ -1,7 +1,7 @@
+import { STATES, type State, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { STATES, type State, zeroCounts } from './states.js';
 
 /** Count rows by state into a record with every state present. */
 function countBy(rows: { state: State; n: number }[]): Record<State, number> {

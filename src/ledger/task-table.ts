@@ -1,5 +1,5 @@
+import type { State } from '../protocol/states.js';
 import type { Ledger } from './ledger.js';
-import type { State } from './states.js';
 
 /**
  * The rows of `drover list`'s table, straight from SQLite: the column widths in one aggregate query, then the

@@ -5,7 +5,7 @@
  * Errors are `{ "error": { "code", "message" } }` with a 4xx/5xx status. A change that breaks a message bumps
  * API_VERSION; adding an optional field does not.
  */
-import type { AttemptRecord } from '../runner/records.js';
+import type { AttemptRecord } from './records.js';
 
 /** Version of this API: the path prefix `/v1`. */
 export const API_VERSION = 1;

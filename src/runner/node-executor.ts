@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { processStartTime } from './proc.js';
+import { processStartTime } from '../util/proc.js';
 import { programText } from './programs.js';
 import type { Slot } from './slots.js';
 import {

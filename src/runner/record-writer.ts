@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeSystemError, isSystemError, type SystemError } from '../errors.js';
 import { atPath } from '../files.js';
-import type { AttemptRecord } from './records.js';
+import type { AttemptRecord } from '../protocol/records.js';
 
 /** What a record writer tells its runner. */
 export interface RecordWriterEvents {

@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TerminalState } from '../ledger/states.js';
+import { type AttemptRecord, nowSec, RECORDS_VERSION } from '../protocol/records.js';
+import type { TerminalState } from '../protocol/states.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
+import { processStartTime, shortHostname } from '../util/proc.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
 import { endState, isRetried, type StopCause, type WaitStatus } from './end-state.js';
 import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { NodeExecutor } from './node-executor.js';
-import { processStartTime, shortHostname } from './proc.js';
-import { type AttemptRecord, nowSec, RECORDS_VERSION, RecordWriter } from './records.js';
+import { RecordWriter } from './record-writer.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
 import type { Execution, Executor, ProcessExit } from './spawner.js';
 

@@ -1,7 +1,7 @@
 /**
  * The range of every number a user gives drover: one table, so the CLI, the config file and the controller's
  * API refuse the same values with the same words. docs/cli.md lists them. Out-of-range input is refused before
- * anything is expanded, allocated or written (DESIGN invariant 5).
+ * anything is expanded, allocated or written (docs/concepts.md invariant 5).
  */
 
 /** An inclusive range of a numeric input, and the unit its messages use. */

@@ -1,5 +1,5 @@
 import type { AttemptKey, ReportBatch, TaskKey } from '../protocol/messages.js';
-import type { AttemptRecord } from '../runner/records.js';
+import type { AttemptRecord } from '../protocol/records.js';
 
 /** Most records per batch and per report (well under the controller's MAX_REPORT_RECORDS). */
 const MAX_RECORDS = 2000;

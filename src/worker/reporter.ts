@@ -1,5 +1,5 @@
 import { type ApiClient, ApiError } from '../protocol/client.js';
-import type { AttemptRecord } from '../runner/records.js';
+import type { AttemptRecord } from '../protocol/records.js';
 import { Outbox } from './outbox.js';
 
 /** How long a record waits for others before a report is sent (ms). */

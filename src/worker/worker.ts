@@ -12,10 +12,10 @@ import type {
 } from '../protocol/messages.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
 import type { GroupFile } from '../runner/group.js';
-import { shortHostname } from '../runner/proc.js';
 import { chooseExecutor, Runner } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
 import type { Executor } from '../runner/spawner.js';
+import { shortHostname } from '../util/proc.js';
 import { Reporter } from './reporter.js';
 import { type RunningSetup, startSetup } from './setup.js';
 

@@ -9,7 +9,7 @@ import { ledgerDump, snapshot, tempWorkspace } from '../helpers/workspace.js';
 
 /**
  * Issue 9 §5: input out of range is refused at once (exit 2, one line naming the value and what to do), before
- * anything is expanded, allocated or written (DESIGN invariant 5). Each refusal runs under a hang guard and its
+ * anything is expanded, allocated or written (docs/concepts.md invariant 5). Each refusal runs under a hang guard and its
  * peak memory is read: expanding `1-1000000000` took 13 s and 2.4 GB before it was refused.
  */
 

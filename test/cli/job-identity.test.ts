@@ -1,4 +1,4 @@
-// A job's identity (DESIGN invariant 1, issue "The record cannot lie" §1): a task's state belongs to the command
+// A job's identity (docs/concepts.md invariant 1, issue "The record cannot lie" §1): a task's state belongs to the command
 // it has now, whoever rewrote the jobfile (drover prelaunch, onager, an editor), before, during or after a launch.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

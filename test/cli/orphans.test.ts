@@ -15,7 +15,7 @@ import {
 } from '../helpers/workspace.js';
 
 /**
- * A lost task is not still running (DESIGN.md invariant 2): whatever kills a local launch's runner — SIGKILL of
+ * A lost task is not still running (docs/concepts.md, invariant 2): whatever kills a local launch's runner — SIGKILL of
  * its whole process group included — its task processes do not outlive it, `status` never says `lost` while a
  * process of the attempt lives, and a rerun never overlaps an earlier run of the same task.
  */

@@ -48,7 +48,7 @@ test('SIGKILL of the runner mid-launch: started tasks become lost, unstarted one
   const ended = await launch.result;
   assert.equal(ended.signal, 'SIGKILL');
 
-  // Lost: no process of theirs is alive (DESIGN.md invariant 2). Tasks 5 and 6 never started: not lost.
+  // Lost: no process of theirs is alive (docs/concepts.md, invariant 2). Tasks 5 and 6 never started: not lost.
   const s = await status('J', { cwd });
   assert.deepEqual(launchProcesses(cwd), [], 'no task process outlives the runner once status says lost');
   assert.deepEqual(s.counts, counts({ succeeded: 2, lost: 2, cancelled: 2 }));

@@ -7,7 +7,7 @@ import { twoPools } from '../pool/two-pools.js';
 /**
  * The API under attack, by property: random and hostile requests with user, worker and bad tokens — forged
  * launches, tasks, attempts, worker ids and pools, wrong types, huge fields — each get a 4xx and leave the ledger
- * exactly as it was (every row of every table), as DESIGN invariant 3 asks. None of them is something the token
+ * exactly as it was (every row of every table), as docs/concepts.md invariant 3 asks. None of them is something the token
  * may do: the honest worker's own reports, polls and leaves are left out (they change what they may).
  */
 

@@ -1,6 +1,6 @@
 import { droverJson, type RunOptions } from './drover.js';
 
-/** The states of DESIGN.md, in its order. */
+/** The states of docs/concepts.md, in its order. */
 export const ALL_STATES = [
   'pending',
   'queued',

@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type JobRow, syncJobTasks } from '../../src/ledger/jobs.js';
-import { createLaunch, type LaunchRow } from '../../src/ledger/launches.js';
+import type { LaunchRow } from '../../src/ledger/launches.js';
 import { Ledger } from '../../src/ledger/ledger.js';
-import type { State } from '../../src/ledger/states.js';
+import { createLaunch } from '../../src/ledger/transitions.js';
 import { droverPaths } from '../../src/paths.js';
-import type { EndRecord, StartRecord } from '../../src/runner/records.js';
+import type { EndRecord, StartRecord } from '../../src/protocol/records.js';
+import type { State } from '../../src/protocol/states.js';
 
 /** A real ledger file in a fresh temp folder, closed and removed after the test. */
 export function tempLedger(t: { after(fn: () => void): void }): Ledger {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { recordsDir } from '../../src/ledger/ingest.js';
 import type { LaunchRow } from '../../src/ledger/launches.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
-import { processStartTime, shortHostname } from '../../src/runner/proc.js';
-import type { RunnerRecord } from '../../src/runner/records.js';
+import type { RunnerRecord } from '../../src/protocol/records.js';
+import { processStartTime, shortHostname } from '../../src/util/proc.js';
 
 /** A record as the line a runner writes. */
 export const line = (r: unknown) => `${JSON.stringify(r)}\n`;

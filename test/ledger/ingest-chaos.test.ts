@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { ingestLaunch } from '../../src/ledger/ingest.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
-import type { AttemptRecord, EndRecord } from '../../src/runner/records.js';
+import type { AttemptRecord, EndRecord } from '../../src/protocol/records.js';
 import { launch, makeJob, tempLedger } from '../helpers/ledger.js';
 import { captureWarnings, line, Writer } from '../helpers/records.js';
 

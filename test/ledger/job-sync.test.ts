@@ -1,21 +1,22 @@
-// A job's identity (DESIGN invariant 1): random mixes of jobfile rewrites, launches and attempt records against a
+// A job's identity (docs/concepts.md invariant 1): random mixes of jobfile rewrites, launches and attempt records against a
 // real ledger file, checked after every step against a model of what each task's state must be.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { jobTaskIds, syncJobTasks } from '../../src/ledger/jobs.js';
-import { closeLaunchIfDone, createLaunch } from '../../src/ledger/launches.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { jobAttempts, jobCounts } from '../../src/ledger/queries.js';
-import { STATES, type State, type TerminalState } from '../../src/ledger/states.js';
 import {
+  closeLaunchIfDone,
+  createLaunch,
   markUnfinished,
   recordAttempt,
   recordEnd,
   recordEndWithoutStart,
   recordStart,
 } from '../../src/ledger/transitions.js';
+import { STATES, type State, type TerminalState } from '../../src/protocol/states.js';
 import { end, start, tempLedger } from '../helpers/ledger.js';
 
 type Op =

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { closeLaunchIfDone } from '../../src/ledger/launches.js';
-import { markUnfinished, recordEnd, recordSkip, recordStart } from '../../src/ledger/transitions.js';
+import {
+  closeLaunchIfDone,
+  markUnfinished,
+  recordEnd,
+  recordSkip,
+  recordStart,
+} from '../../src/ledger/transitions.js';
 import {
   attemptRows,
   end,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { idsAfter } from '../../src/backends/pool/expand.js';
+import { idsAfter } from '../../src/ledger/transitions.js';
 import { parseBlocks } from '../../src/tasklist/tasklist.js';
 
 test('idsAfter walks a tasklist in chunks, in order, without expanding it all', () => {

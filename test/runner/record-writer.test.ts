@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const writerModule = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
-  '../../src/runner/records.js',
+  '../../src/runner/record-writer.js',
 );
 
 const SCRIPT = `

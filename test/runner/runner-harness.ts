@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GroupTask, RunSettings } from '../../src/runner/group.js';
-import { shortHostname } from '../../src/runner/proc.js';
+import { shortHostname } from '../../src/util/proc.js';
 import { isAlive, launchProcesses, tempWorkspace, waitFor } from '../helpers/workspace.js';
 import type { Element, RunnerImpl, TestLaunch } from './runners.js';
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { DroverError } from '../../src/errors.js';
 import { condenseIds, expandBlocks, parseBlocks, parseTasklist } from '../../src/tasklist/tasklist.js';
 
-test('parses the grammar of DESIGN.md and onager', () => {
+test('parses the grammar of docs/concepts.md and onager', () => {
   assert.deepEqual(parseTasklist('1-3:1,5,8-9', 100), [1, 2, 3, 5, 8, 9]);
   assert.deepEqual(
     parseTasklist('18-22:1,26,29,34-49:3,51', 100),

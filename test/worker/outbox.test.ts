@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EndRecord, StartRecord } from '../../src/runner/records.js';
+import type { EndRecord, StartRecord } from '../../src/protocol/records.js';
 import { Outbox } from '../../src/worker/outbox.js';
 
 const start = (task: number): StartRecord => ({

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { AttemptRecord } from '../../src/protocol/records.js';
 import type { GroupFile } from '../../src/runner/group.js';
-import type { AttemptRecord } from '../../src/runner/records.js';
 import { chooseExecutor, Runner } from '../../src/runner/runner.js';
 import { planSlots } from '../../src/runner/slots.js';
 

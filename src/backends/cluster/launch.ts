@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { deleteLaunch } from '../../ledger/launches.js';
+import { deleteLaunch } from '../../ledger/transitions.js';
 import type {
   LaunchMode,
   LaunchOutcome,

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import type { State } from '../../ledger/states.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
+import type { State } from '../../protocol/states.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import {
   type GoneFacts,

@@ -4,9 +4,9 @@ import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished, recordStart } from '../../ledger/transitions.js';
+import type { StartRecord } from '../../protocol/records.js';
 import type { LaunchFile } from '../../runner/group.js';
-import { processStartedAt, shortHostname } from '../../runner/proc.js';
-import type { StartRecord } from '../../runner/records.js';
+import { processStartedAt, shortHostname } from '../../util/proc.js';
 import { killAndWait, recordedProcess, type TaskProcess, taskProcesses } from './leftovers.js';
 
 /** A task the dead runner left unfinished in the ledger, and what is known of it on this host. */
@@ -31,7 +31,7 @@ export interface DeadRunnerVerdict {
 
 /**
  * Decide the fate of the unfinished tasks of a launch whose runner is gone (pure: the facts are gathered by
- * settleDeadRunner). `lost` means no process of the attempt is alive (DESIGN.md, invariant 2); a task with no
+ * settleDeadRunner). `lost` means no process of the attempt is alive (docs/concepts.md, invariant 2); a task with no
  * attempt in the launch cannot be lost.
  */
 export function deadRunnerVerdict(tasks: readonly Unfinished[]): DeadRunnerVerdict {

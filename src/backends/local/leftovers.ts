@@ -5,7 +5,7 @@ import {
   processEnv,
   processStat,
   selfAndAncestors,
-} from '../../runner/proc.js';
+} from '../../util/proc.js';
 
 /**
  * Processes of local launches' tasks, found on this host by what drover put in their environment: every task of

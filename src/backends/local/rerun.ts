@@ -9,7 +9,7 @@ const ids = (procs: readonly { task: number }[]) =>
 
 /**
  * Before a launch runs tasks again: stop every process their earlier attempts in this job's local launches left
- * on this host (DESIGN.md, invariant 2), so two runs of a task never overlap. Their records already say how
+ * on this host (docs/concepts.md, invariant 2), so two runs of a task never overlap. Their records already say how
  * those attempts ended; what is found here outlived them (a runner killed before it could stop them, a process
  * that left its task's group). Returns a line for the user when it stopped some; refuses (exit 2) when one
  * cannot be stopped. Costs nothing for a job's first launch.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { CancelRequest } from '../../runner/group.js';
 import { writeFileAtomic } from '../../runner/group.js';
-import { isProcessAlive, shortHostname } from '../../runner/proc.js';
+import { isProcessAlive, shortHostname } from '../../util/proc.js';
 
 /** The local backend's handles: the runner process running the launch. */
 export interface LocalHandles {

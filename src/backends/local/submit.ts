@@ -5,8 +5,8 @@ import path from 'node:path';
 import { setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { GroupFile } from '../../runner/group.js';
-import { processStartTime, shortHostname } from '../../runner/proc.js';
 import { Runner, type RunnerSummary } from '../../runner/runner.js';
+import { processStartTime, shortHostname } from '../../util/proc.js';
 import type { RunObserver } from '../backend.js';
 import type { LocalHandles } from './runner-handle.js';
 

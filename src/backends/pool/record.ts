@@ -9,7 +9,7 @@ export function poolOf(backend: string): string {
 
 /**
  * Write a pool launch's queue row (inside the launch's transaction): its tasks as a tasklist, what each needs,
- * retries and the settings workers get. Its task rows are made as they are dispatched (backends/pool/expand.ts).
+ * retries and the settings workers get. Its task rows are made as they are dispatched (ledger/transitions/expand.ts).
  */
 export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void {
   const { launch, settings: s, request, config } = plan;

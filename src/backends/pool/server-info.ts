@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DroverPaths } from '../../paths.js';
-import { isProcessAlive, shortHostname } from '../../runner/proc.js';
+import { isProcessAlive, shortHostname } from '../../util/proc.js';
 
 /** What a running controller leaves in `.drover/server/server.json` for clients on this host. */
 export interface ServerInfo {

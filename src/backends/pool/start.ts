@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
-import { isProcessAlive, processStartTime, shortHostname } from '../../runner/proc.js';
+import { isProcessAlive, processStartTime, shortHostname } from '../../util/proc.js';
 import { parseSize } from '../../util/size.js';
 import { shellQuote } from '../cluster/wrapper.js';
 

@@ -1,4 +1,4 @@
-import { isProcessAlive, shortHostname } from '../../runner/proc.js';
+import { isProcessAlive, shortHostname } from '../../util/proc.js';
 import { forgetQueue, queueSnapshot } from '../gridengine/queue.js';
 import { liveElements } from '../slurm/squeue.js';
 import type { WorkerHandle } from './start.js';

@@ -1,4 +1,4 @@
-import type { TerminalState } from '../../ledger/states.js';
+import type { TerminalState } from '../../protocol/states.js';
 import type { ElementEnd } from './accounting.js';
 
 /**

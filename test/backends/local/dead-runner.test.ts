@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { deadRunnerVerdict, type Unfinished } from '../../../src/backends/local/dead-runner.js';
 
-/** What becomes of a dead runner's unfinished tasks, decided from the facts alone (DESIGN.md invariant 2). */
+/** What becomes of a dead runner's unfinished tasks, decided from the facts alone (docs/concepts.md, invariant 2). */
 
 test('started and gone: lost; never started: cancelled; still alive: running', () => {
   const v = deadRunnerVerdict([

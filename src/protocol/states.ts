@@ -1,5 +1,5 @@
 /**
- * The closed set of task states (DESIGN.md). Used by the CLI, JSON output, the database's CHECK constraints and
+ * The closed set of task states (docs/concepts.md). Used by the CLI, JSON output, the database's CHECK constraints and
  * the runner's records alike.
  */
 export const STATES = [

@@ -1,5 +1,6 @@
-import type { Ledger } from '../../ledger/ledger.js';
 import { parseBlocks, type TaskBlock } from '../../tasklist/tasklist.js';
+import type { Ledger } from '../ledger.js';
+import { getPoolLaunch } from '../pool-launches.js';
 
 /**
  * Pool launches are recorded in O(1) (one launch row and one pool_launches row naming the task ids as a
@@ -8,28 +9,6 @@ import { parseBlocks, type TaskBlock } from '../../tasklist/tasklist.js';
  * whoever reads the launch first (`drover status` through the pool backend's reconcile): either way with
  * set-based SQL, idempotently, in id order.
  */
-
-/** The pool-specific row of a pool launch. */
-export interface PoolLaunchRow {
-  launch_id: number;
-  pool: string;
-  /** The launch's task ids (tasklist grammar). */
-  tasklist: string;
-  total: number;
-  /** --num-jobs N, or null for a job's tasks. */
-  num_jobs: number | null;
-  /** launch_tasks rows exist for the ids <= this. */
-  expanded: number;
-  /** Ids <= this were handed out at least once. */
-  cursor: number;
-  cpus: number;
-  gpus: number;
-  mem_mb: number;
-  retries: number;
-  retry_delay: number;
-  /** JSON of LaunchSettings. */
-  settings: string;
-}
 
 /** Up to `limit` ids of sorted, non-overlapping blocks that are greater than `after`, in order. */
 export function idsAfter(blocks: readonly TaskBlock[], after: number, limit: number): number[] {
@@ -44,41 +23,37 @@ export function idsAfter(blocks: readonly TaskBlock[], after: number, limit: num
   return out;
 }
 
-/** The pool row of a launch, or undefined when it is not a pool launch. */
-export function getPoolLaunch(ledger: Ledger, launchId: number): PoolLaunchRow | undefined {
-  return ledger.stmt('SELECT * FROM pool_launches WHERE launch_id = ?').get(launchId) as
-    | PoolLaunchRow
-    | undefined;
-}
-
 /**
- * Transition: make the next `limit` tasks of a pool launch queued in it (launch_tasks rows; tasks rows for
- * --num-jobs; the tasks' newest launch). Idempotent; call inside a write transaction. Returns how many were made
- * (0 when the launch is fully expanded).
+ * Transition `expandLaunch`: the next `limit` tasks of a pool launch enter it (pending → queued: launch_tasks
+ * rows; tasks rows for --num-jobs; the launch becomes the tasks' newest). One transaction, idempotent. Returns
+ * how many entered (0 when the launch is fully expanded, or not a pool launch).
  */
 export function expandLaunch(ledger: Ledger, launchId: number, limit: number): number {
+  if (!ledger.db.inTransaction) return ledger.write(() => expandLaunch(ledger, launchId, limit));
   const pl = getPoolLaunch(ledger, launchId);
   if (!pl) return 0;
   const ids = idsAfter(parseBlocks(pl.tasklist), pl.expanded, limit);
   if (ids.length === 0) return 0;
-  const job = ledger.stmt('SELECT job_id FROM launches WHERE id = ?').get(launchId) as { job_id: number };
+  const launch = ledger.stmt('SELECT job_id, options FROM launches WHERE id = ?').get(launchId) as {
+    job_id: number;
+    options: string;
+  };
   const json = JSON.stringify(ids);
   if (pl.num_jobs !== null) {
-    const cmd = ledger.stmt('SELECT options FROM launches WHERE id = ?').get(launchId) as { options: string };
-    const command = (JSON.parse(cmd.options) as { command: string }).command;
+    const command = (JSON.parse(launch.options) as { command: string }).command;
     ledger
       .stmt(
         `INSERT INTO tasks (job_id, id, command, tag, state, last_launch_id)
          SELECT ?, value, ?, 'rank' || (value - 1), 'queued', ? FROM json_each(?) WHERE true
          ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id`,
       )
-      .run(job.job_id, command, launchId, json);
+      .run(launch.job_id, command, launchId, json);
   } else {
     ledger
       .stmt(
         "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
       )
-      .run(launchId, job.job_id, json);
+      .run(launchId, launch.job_id, json);
   }
   ledger
     .stmt(
@@ -86,14 +61,16 @@ export function expandLaunch(ledger: Ledger, launchId: number, limit: number): n
        SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))
        ON CONFLICT DO NOTHING`,
     )
-    .run(launchId, job.job_id, json);
+    .run(launchId, launch.job_id, json);
   ledger.stmt('UPDATE pool_launches SET expanded = ? WHERE launch_id = ?').run(ids[ids.length - 1], launchId);
   return ids.length;
 }
 
-/** Expand a pool launch completely (inside a write transaction). */
+/** Transition `expandAll`: every task of a pool launch enters it (expandLaunch to the end). One transaction. */
 export function expandAll(ledger: Ledger, launchId: number): void {
-  while (expandLaunch(ledger, launchId, 50_000) > 0) {
-    // next chunk
-  }
+  ledger.write(() => {
+    while (expandLaunch(ledger, launchId, 50_000) > 0) {
+      // next chunk
+    }
+  });
 }

@@ -1,8 +1,8 @@
-import { TERMINAL_STATES, type TerminalState } from '../ledger/states.js';
+import { TERMINAL_STATES, type TerminalState } from './states.js';
 
 /**
  * Attempt records: what a runner writes, one JSON object per line, to a file only it writes. The CLI ingests
- * them into the ledger (DESIGN.md: compute nodes never write the database). Version 1.
+ * them into the ledger (docs/concepts.md: compute nodes never write the database). Version 1.
  */
 export const RECORDS_VERSION = 1;
 
@@ -66,8 +66,6 @@ export interface RunnerEndRecord {
 }
 
 export type AttemptRecord = RunnerRecord | StartRecord | EndRecord | SkipRecord | RunnerEndRecord;
-
-export { RecordWriter } from './record-writer.js';
 
 /** A line of a record file that is not a record: where it is (0-based, within the text parsed) and why. */
 export interface RecordFault {

@@ -1,0 +1,126 @@
+import type { AttemptRecord, RunnerRecord, StartRecord } from '../protocol/records.js';
+import type { TerminalState } from '../protocol/states.js';
+import type { Ledger } from './ledger.js';
+import type { RefusedMove } from './moves.js';
+import {
+  addLaunchTimes,
+  recordAttempt,
+  recordEnd,
+  recordEndWithoutStart,
+  recordSkip,
+  recordStart,
+} from './transitions/attempts.js';
+import type { Outcome } from './transitions/move.js';
+
+/**
+ * The one path from attempt records to transitions, for the record files of direct launches (ingest.ts) and the
+ * reports of pool workers (transitions/pool.ts applyWorkerRecords) alike.
+ */
+
+/** What applying a batch of records did. */
+export interface Applied {
+  /** Every start record, in order. */
+  started: { task: number; attempt: number; at: number }[];
+  /** Every end and skip record (a skip as attempt 0, `cancelled`), in order. */
+  ended: { task: number; attempt: number; state: TerminalState; at: number }[];
+  /** The records whose move the legal moves refused (nothing of them was written), with the move. */
+  refused: { record: AttemptRecord; move: RefusedMove }[];
+}
+
+/**
+ * Apply a batch of one launch's records in order, in one transaction, idempotently. A start whose end is in
+ * the same batch is held back and applied together with its end as one transition (`recordAttempt`): the
+ * common case for short tasks. A held start is applied before any other record of its task, so each task's
+ * records apply in order even when some are missing (a damaged line). An end whose start was never recorded
+ * still counts. The runner records of a record file (`file`) say who writes it; a report has none.
+ */
+export function applyRecords(
+  ledger: Ledger,
+  launch: { id: number; job_id: number },
+  records: readonly AttemptRecord[],
+  file?: string,
+): Applied {
+  if (!ledger.db.inTransaction) return ledger.write(() => applyRecords(ledger, launch, records, file));
+  const out: Applied = { started: [], ended: [], refused: [] };
+  const note = (record: AttemptRecord, o: Outcome) => {
+    if (o.kind === 'refused') out.refused.push({ record, move: o.move });
+    return o;
+  };
+  /** Starts held back, by task. */
+  const held = new Map<number, StartRecord>();
+  const release = (task: number) => {
+    const start = held.get(task);
+    if (!start) return;
+    held.delete(task);
+    note(start, recordStart(ledger, launch.job_id, launch.id, start));
+  };
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  let busy = 0;
+  for (const r of records) {
+    switch (r.type) {
+      case 'runner':
+        if (file !== undefined) runnerStarted(ledger, launch.id, file, r);
+        break;
+      case 'start':
+        release(r.task);
+        held.set(r.task, r);
+        out.started.push({ task: r.task, attempt: r.attempt, at: r.at });
+        break;
+      case 'end': {
+        out.ended.push({ task: r.task, attempt: r.attempt, state: r.state, at: r.at });
+        const start = held.get(r.task);
+        if (start?.attempt === r.attempt) {
+          held.delete(r.task);
+          const o = note(r, recordAttempt(ledger, launch.job_id, launch.id, start, r));
+          if (o.kind === 'applied') {
+            first = Math.min(first, start.at);
+            last = Math.max(last, r.at);
+            busy += r.at - start.at;
+          } else if (o.kind === 'unchanged') note(r, recordEnd(ledger, launch.job_id, launch.id, r));
+          break;
+        }
+        release(r.task);
+        const o = note(r, recordEnd(ledger, launch.job_id, launch.id, r));
+        if (o.kind === 'unchanged') note(r, recordEndWithoutStart(ledger, launch.job_id, launch.id, r));
+        break;
+      }
+      case 'skip':
+        out.ended.push({ task: r.task, attempt: 0, state: 'cancelled', at: r.at });
+        release(r.task);
+        note(r, recordSkip(ledger, launch.job_id, launch.id, r));
+        break;
+      case 'runner-end':
+        if (file !== undefined) runnerEnded(ledger, launch.id, file, r.at);
+        break;
+    }
+  }
+  for (const start of held.values()) note(start, recordStart(ledger, launch.job_id, launch.id, start));
+  if (Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
+  return out;
+}
+
+/** A runner record: who writes `file` (its host, pid and the pid's start time tell when it is gone). */
+function runnerStarted(ledger: Ledger, launchId: number, file: string, r: RunnerRecord): void {
+  ledger
+    .stmt(
+      `INSERT INTO runners (launch_id, name, host, pid, pid_start, started_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(launchId, r.runner, r.host, r.pid, r.pid_start, r.at);
+  ledger
+    .stmt('INSERT OR IGNORE INTO runner_files (launch_id, path, runner) VALUES (?, ?, ?)')
+    .run(launchId, file, r.runner);
+}
+
+/** The runner of `file` finished. */
+function runnerEnded(ledger: Ledger, launchId: number, file: string, at: number): void {
+  const row = ledger.stmt('SELECT runner FROM runner_files WHERE path = ?').get(file) as
+    | { runner: string }
+    | undefined;
+  if (row) {
+    ledger
+      .stmt('UPDATE runners SET ended_at = ? WHERE launch_id = ? AND name = ?')
+      .run(at, launchId, row.runner);
+  }
+}
