@@ -57,11 +57,20 @@ function unreachable(r: CommandResult): boolean {
   );
 }
 
-/** `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays). A refused request is a usage error. */
+/**
+ * `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays, a whole line). A refused request is a usage
+ * error; a submission whose answer is not a whole job id is a backend error that says how to find the job.
+ */
 export function qsub(args: readonly string[], cwd: string): string {
   const r = runCommand('qsub', args, cwd);
-  const id = r.stdout.trim().split('\n').pop()?.split('.')[0] ?? '';
-  if (r.code === 0 && /^[0-9]+$/.test(id)) return id;
+  const id = /(?:^|\n)([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?\n$/.exec(r.stdout)?.[1];
+  if (r.code === 0 && id !== undefined) return id;
+  if (r.code === 0) {
+    throw new DroverError(
+      'backend',
+      `qsub submitted a job but printed no whole job id ('${r.stdout.trim()}'): find it with qstat and qdel it`,
+    );
+  }
   const why = oneLine(r);
   if (r.error?.code === 'ENOENT')
     throw new DroverError('backend', 'qsub not found: Grid Engine’s client commands must be on PATH');

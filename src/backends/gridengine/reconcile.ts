@@ -5,6 +5,7 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { State } from '../../ledger/states.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
+import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import {
   type GoneFacts,
@@ -53,6 +54,12 @@ function openWork(ledger: Ledger, launchId: number) {
   return { ids: rows.map((r) => r.task_id), open, stopped };
 }
 
+/** Element error reasons of a job from `qstat -j` (none when it cannot be asked or read whole). */
+function errorReasons(job: string): Map<number, string> {
+  const parsed = parseErrorReasons(qstatJob(job) ?? '');
+  return parsed.ok ? parsed.value : new Map();
+}
+
 /** Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. */
 function recordErrorElements(
   ledger: Ledger,
@@ -62,7 +69,7 @@ function recordErrorElements(
 ): void {
   const reasons = new Map<string, Map<number, string>>();
   for (const e of elements) {
-    if (!reasons.has(e.job)) reasons.set(e.job, parseErrorReasons(qstatJob(e.job) ?? ''));
+    if (!reasons.has(e.job)) reasons.set(e.job, errorReasons(e.job));
     const why = reasons.get(e.job)!.get(e.index) ?? 'the array element is in an error state';
     const reason = `Grid Engine could not start it (Eqw): ${why}`;
     const running: number[] = [];
@@ -74,8 +81,11 @@ function recordErrorElements(
   }
 }
 
-/** Accounting records of the gone elements that need one, one qacct call per array job. */
-function accounting(elements: Element[]): Map<string, AcctRecord> {
+/**
+ * Accounting records of the gone elements that need one, one qacct call per array job. An answer that cannot be
+ * read whole counts as none (as when qacct has no record yet), and `warn` is told.
+ */
+function accounting(elements: Element[], warn: (message: string) => void): Map<string, AcctRecord> {
   const byJob = new Map<string, number[]>();
   for (const e of elements) {
     const list = byJob.get(e.job);
@@ -89,7 +99,17 @@ function accounting(elements: Element[]): Map<string, AcctRecord> {
       job,
       sorted.length === 1 ? String(sorted[0]) : `${sorted[0]}-${sorted[sorted.length - 1]}`,
     );
-    if (text !== undefined) for (const [k, v] of parseQacct(text)) out.set(k, v);
+    if (text === undefined) continue;
+    const parsed = parseQacct(text);
+    if (parsed.ok) for (const [k, v] of parsed.value) out.set(k, v);
+    else
+      warn(
+        unreadableWarning(
+          'qacct',
+          parsed.why,
+          'drover waits for a whole record before it judges those elements',
+        ),
+      );
   }
   return out;
 }
@@ -137,7 +157,8 @@ function settleGone(
   const cancels = cancelRequests(launch.dir);
   const cancelled = (t: number) => cancels === 'all' || cancels.has(t);
   const undecided = gone.filter((e) => e.tasks.some((t) => work.open.has(t) && !cancelled(t)));
-  const acct = undecided.length > 0 ? accounting(undecided) : new Map<string, AcctRecord>();
+  const warn = (message: string) => ledger.warnOnce(message);
+  const acct = undecided.length > 0 ? accounting(undecided, warn) : new Map<string, AcctRecord>();
   const duration = durationOf(launch);
   const now = Date.now() / 1000;
   const seen = { ...h.gone };
@@ -182,8 +203,9 @@ export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
   let work = openWork(ledger, launch.id);
   if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
   if (work.open.size === 0) return;
-  const queue = queueSnapshot();
-  if (!queue) return; // Grid Engine cannot be asked from here: leave the states as the runners left them
+  const queue = queueSnapshot((message) => ledger.warnOnce(message));
+  // Grid Engine cannot be asked from here, or its answer was not whole: leave the states as the runners left them.
+  if (!queue) return;
   const openElements = (w: OpenWork) =>
     launchElements(h, w.ids).filter((e) => e.tasks.some((t) => w.open.has(t)));
   const errored: Element[] = [];

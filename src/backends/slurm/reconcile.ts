@@ -78,14 +78,19 @@ function startedGroups(ledger: Ledger, launchId: number): Set<number> {
  * Reconcile a Slurm launch after its runners' records were ingested, with one squeue for all its arrays.
  * Tasks whose element is gone without a final record, and tasks ended `killed` by Slurm's signals, get what
  * the element's fate says (accounting, the element's output file, drover's cancel requests): timeout,
- * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked.
+ * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked or
+ * its answer cannot be read whole.
  */
 export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
   const h = slurmHandles(launch);
   if (!h) return; // still being submitted
   const first = candidates(ledger, launch, h);
   if (first.length === 0) return;
-  const live = liveElements(h.arrays.map((a) => a.id));
+  const warn = (message: string) => ledger.warnOnce(message);
+  const live = liveElements(
+    h.arrays.map((a) => a.id),
+    warn,
+  );
   if (!live) return;
   const isGone = (c: Candidate) => !live.has(elementName(c.element));
   const toJudge = (c: Candidate) => c.state === 'killed' || isGone(c);
@@ -97,7 +102,7 @@ export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
   const gone = new Map<string, Element>();
   const stillLive = new Map<string, Element>();
   for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
-  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()]);
+  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()], warn);
   const cancels = cancelRequests(launch.dir);
   const runners = startedGroups(ledger, launch.id);
   const unfinished = new Map<string, number[]>();
