@@ -7,6 +7,7 @@ import type { State } from '../../ledger/states.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
+import { startedGroups } from '../cluster/runners.js';
 import {
   type GoneFacts,
   goneTaskVerdict,
@@ -162,10 +163,17 @@ function settleGone(
   const duration = durationOf(launch);
   const now = Date.now() / 1000;
   const seen = { ...h.gone };
+  const runners = startedGroups(ledger, launch.id);
   const verdicts = new Map<string, { v: Verdict; tasks: number[] }>();
   for (const e of gone) {
     const name = elementName(e.job, e.index);
-    const facts: GoneFacts = { acct: acct.get(name), goneFor: now - (seen[name] ?? now), duration };
+    const facts: GoneFacts = {
+      acct: acct.get(name),
+      goneFor: now - (seen[name] ?? now),
+      duration,
+      runnerStarted: runners.has(e.key),
+      elementRan: fs.existsSync(path.join(elementDir(launch.dir), `${name}.out`)),
+    };
     let pending = false;
     for (const t of e.tasks) {
       if (!work.open.has(t)) continue;
@@ -194,8 +202,9 @@ function settleGone(
  * Reconcile a Grid Engine launch (inside a write transaction, after its records were ingested). Tasks a
  * scheduler stop killed → `cancelled` (drover cancel asked), `timeout` (stopped at h_rt) or `killed`. Elements
  * in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements gone from qstat without final records →
- * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started), `cancelled` (drover cancel asked),
- * else `lost`. One qstat per second at most; qacct only for elements that left without final records.
+ * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started, or ended before drover's runner
+ * started), `cancelled` (drover cancel asked), else `lost`. One qstat per second at most; qacct only for
+ * elements that left without final records.
  */
 export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
   const h = readHandles(launch);

@@ -3,9 +3,10 @@ import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { TerminalState } from '../../ledger/states.js';
-import { markUnfinished, restateEnd } from '../../ledger/transitions.js';
+import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import { SCHEDULER_STOP } from '../../runner/reasons.js';
 import { cancelRequests } from '../cluster/cancels.js';
+import { startedGroups } from '../cluster/runners.js';
 import { elementEnds } from './accounting.js';
 import {
   type Element,
@@ -61,19 +62,6 @@ function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candida
   return out;
 }
 
-/** Group keys whose runner wrote records (runner names are `g<key>.<host>.<pid>`). */
-function startedGroups(ledger: Ledger, launchId: number): Set<number> {
-  const rows = ledger.stmt('SELECT name FROM runners WHERE launch_id = ?').all(launchId) as {
-    name: string;
-  }[];
-  const keys = new Set<number>();
-  for (const { name } of rows) {
-    const m = /^g(\d+)\./.exec(name);
-    if (m) keys.add(Number(m[1]));
-  }
-  return keys;
-}
-
 /**
  * Reconcile a Slurm launch after its runners' records were ingested, with one squeue for all its arrays.
  * Tasks whose element is gone without a final record, and tasks ended `killed` by Slurm's signals, get what
@@ -123,6 +111,9 @@ export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
       if (informed || (c.reason === SCHEDULER_STOP && gone.has(name))) {
         restateEnd(ledger, launch.job_id, launch.id, c.task, c.attempt!, 'killed', v.state, v.reason);
       }
+    } else if (v.state === 'error' && c.state === 'queued') {
+      // An attempt that never started, with the reason: what Grid Engine's Eqw tasks get too.
+      recordError(ledger, launch.job_id, launch.id, c.task, v.reason);
     } else {
       const k = JSON.stringify([v.state, v.reason]);
       const list = unfinished.get(k);

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { counts } from '../../helpers/contract.js';
 import { lines } from '../../helpers/drover.js';
+import { waitFor } from '../../helpers/workspace.js';
 import type { BackendUnderTest, Site } from '../backend.js';
 import {
+  attempts,
   drover,
   GATE,
   launch,
@@ -94,6 +96,42 @@ export const truncatedQueue: Scenario = {
     assert.deepEqual((await status(site, 'X')).counts, counts({ running: 3 }));
     for (const task of [1, 2, 3]) openGate(site, task);
     assert.deepEqual((await settled(b, site, 'X')).counts, counts({ succeeded: 3 }));
+  },
+};
+
+export const truncatedAccounting: Scenario = {
+  name: 'a sacct/qacct answer cut off in the middle judges nothing from it: elements that died before the runner end error, with one warning',
+  notFor: fakesOnly,
+  timeoutMs: usual,
+  async run(b, site) {
+    const slurm = b.scheduler!.kind === 'slurm';
+    const acct = slurm ? 'sacct' : 'qacct';
+    if (slurm) site.env = { ...site.env, DROVER_FAKE_SLURM_ACCOUNTING: 'sacct' };
+    await prelaunch(site, 'C', 'true', [1, 2]);
+    const cfg = await drover(site, ['config', '--write', b.scheduler!.kind, 'header', 'exit 7']);
+    assert.equal(cfg.code, 0, cfg.stderr);
+    await launch(site, 'C');
+    const cut = faults(`${acct}:truncate`);
+    const r = await waitFor(
+      `drover to ask ${acct} (job C on ${b.name})`,
+      async () => {
+        const r = await drover(site, ['status', 'C', '--json'], cut);
+        return site.calls(acct).length > 0 ? r : undefined;
+      },
+      b.settleMs,
+      b.pollMs,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(lines(r.stderr).length, 1, `one warning:\n${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^drover: warning: ${acct} .* cannot read whole`));
+    // Slurm judges from the elements' output files alone; Grid Engine waits for a whole accounting record.
+    assert.deepEqual(
+      (JSON.parse(r.stdout) as Status).counts,
+      counts(slurm ? { error: 2 } : { queued: 2 }),
+      `with a cut ${acct} answer`,
+    );
+    assert.deepEqual((await settled(b, site, 'C')).counts, counts({ error: 2 }));
+    for (const a of await attempts(site, 'C')) assert.match(a.reason ?? '', /before drover's runner started/);
   },
 };
 
