@@ -85,17 +85,41 @@ export function qdel(job: string, range?: string): string | undefined {
   return oneLine(r);
 }
 
-/** `qdel JOB -t first-last:step` for each block of these elements, one call per block. */
-export function qdelElements(elements: readonly { job: string; index: number }[]): void {
+/** What became of a qdel of some elements: all deleted, or the first failure and the elements not reached. */
+export interface QdelOutcome<E> {
+  /** Grid Engine's message (one line) of the first qdel that failed. */
+  failure?: string;
+  /** The elements of that call and of those not made after it. */
+  unreached: E[];
+}
+
+/**
+ * `qdel JOB -t first-last:step` for each block of these elements, one call per block, in order; the first that
+ * fails ends it (with Grid Engine unreachable, every further call would only wait to fail too).
+ */
+export function qdelElements<E extends { job: string; index: number }>(
+  elements: readonly E[],
+): QdelOutcome<E> {
   const byJob = new Map<string, number[]>();
   for (const e of elements) {
     const list = byJob.get(e.job);
     if (list) list.push(e.index);
     else byJob.set(e.job, [e.index]);
   }
-  for (const [job, indices] of byJob) {
-    for (const b of condenseBlocks(indices)) qdel(job, `${b.first}-${b.last}:${b.step}`);
+  const calls: { job: string; first: number; last: number; step: number }[] = [];
+  for (const [job, indices] of byJob) for (const b of condenseBlocks(indices)) calls.push({ job, ...b });
+  for (const [n, c] of calls.entries()) {
+    const failure = qdel(c.job, `${c.first}-${c.last}:${c.step}`);
+    if (failure === undefined) continue;
+    const left = calls.slice(n);
+    const inLeft = (e: E) =>
+      left.some(
+        (x) =>
+          x.job === e.job && e.index >= x.first && e.index <= x.last && (e.index - x.first) % x.step === 0,
+      );
+    return { failure, unreached: elements.filter(inLeft) };
   }
+  return { unreached: [] };
 }
 
 /** `qstat -xml` of the caller's jobs, or undefined when Grid Engine cannot be asked. */
