@@ -191,7 +191,10 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
     } catch {}
     throw err;
   }
-  if (ctx.observer && !spec.detach) plan.observer = ctx.observer(row.task_count, job.name);
+  // Only a backend that runs the launch here, in the foreground unless detached, has tasks to watch: a
+  // progress display made for a cluster submission would draw a bar that never moves and keep drover alive.
+  if (ctx.observer && !spec.detach && backend.traits.options.has('detach'))
+    plan.observer = ctx.observer(row.task_count, job.name);
   const outcome = await backend.launch(plan, 'submit');
   if (outcome.handles && !outcome.ran) setLaunchHandles(ws.ledger, row.id, outcome.handles);
   let unrecorded = false;
