@@ -14,8 +14,8 @@ function jobLists(xml: string): Parsed<Map<string, string>[]> {
   const open: string[] = [];
   let list: Map<string, string> | undefined;
   let text = '';
-  for (const m of body.matchAll(/<(\/?)([A-Za-z_][\w.-]*)(?:\s[^<>]*)?>|([^<]+)|(<)/g)) {
-    const [, close, name, chars, stray] = m;
+  for (const m of body.matchAll(/<(\/?)([A-Za-z_][\w.-]*)(?:\s[^<>]*?)?(\/?)>|([^<]+)|(<)/g)) {
+    const [, close, name, empty, chars, stray] = m;
     if (stray !== undefined) return unreadable('it has a broken tag');
     if (chars !== undefined) {
       // Text belongs only in the fields of a job_list (<state>r</state>).
@@ -24,6 +24,11 @@ function jobLists(xml: string): Parsed<Map<string, string>[]> {
       text += chars;
     } else if (!close) {
       if (list && open.at(-1) !== 'job_list') return unreadable('a field holds elements');
+      if (empty) {
+        if (name === 'job_list') return unreadable('a job_list is empty');
+        list?.set(name!, ''); // <queue_name/>
+        continue;
+      }
       if (name === 'job_list') {
         if (list) return unreadable('a job_list holds another');
         list = new Map();

@@ -71,6 +71,8 @@ test('qstat -xml: running elements one by one, pending ones as ranges', () => {
   const empty = "<?xml version='1.0'?><job_info><queue_info></queue_info><job_info></job_info></job_info>\n";
   assert.equal(wholeValue(parseQstatXml(empty)).size, 0);
   assert.equal(parseQstatXml(QSTAT.slice(0, -20)).ok, false, 'cut short');
+  const selfClosed = QSTAT.replace('<queue_name></queue_name>', '<queue_name/>');
+  assert.deepEqual(wholeValue(parseQstatXml(selfClosed)), q);
   assert.equal(parseQstatXml(QSTAT.replace('<tasks>3-7:2</tasks>', '<tasks>3-</tasks>')).ok, false);
   assert.equal(parseQstatXml(QSTAT.replace('  <job_info>\n', '  <job_info>\nerror: x\n')).ok, false);
 });
