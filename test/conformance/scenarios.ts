@@ -3,7 +3,7 @@ import { cancel } from './scenarios/cancel.js';
 import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
 import { eqw } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
-import { cancelWhileDown, queueOutage, truncatedQueue } from './scenarios/outages.js';
+import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
@@ -30,6 +30,7 @@ export const SCENARIOS: Scenario[] = [
   rollback,
   queueOutage,
   truncatedQueue,
+  truncatedAccounting,
   cancelWhileDown,
   arrayLimit,
   slurmAccounting,

@@ -20,6 +20,10 @@ export interface GoneFacts {
   goneFor: number;
   /** The launch's time limit per element (seconds), when it had one. */
   duration: number | undefined;
+  /** A runner of its group wrote records (so the element got as far as starting drover's runner). */
+  runnerStarted: boolean;
+  /** The element's own output file exists (so Grid Engine started its script). */
+  elementRan: boolean;
 }
 
 /** A verdict: the task's state and why. */
@@ -38,6 +42,14 @@ function limitVerdict(g: GoneFacts, a: AcctRecord): Verdict {
     : { state: 'killed', reason: `Grid Engine killed the array element at a limit (${failure(a)})` };
 }
 
+/** An element that ended before drover's runner started in it: the backend could not start its tasks. */
+function beforeRunner(what: string): Verdict {
+  return {
+    state: 'error',
+    reason: `the array element ended${what} before drover's runner started: see its output in the launch's gridengine/ folder`,
+  };
+}
+
 /**
  * A task still queued or running (`started`) in the ledger whose element is gone, with no final record from its
  * runner. Undefined: not known yet (no accounting record so far).
@@ -46,12 +58,12 @@ export function goneTaskVerdict(cancelled: boolean, started: boolean, g: GoneFac
   if (cancelled) return { state: 'cancelled', reason: 'cancelled by the user' };
   const a = g.acct;
   if (!a) {
-    return g.goneFor >= ACCOUNTING_GRACE_S
-      ? {
-          state: 'lost',
-          reason: 'the array element left Grid Engine without a record of this task, and qacct has none',
-        }
-      : undefined;
+    if (g.goneFor < ACCOUNTING_GRACE_S) return undefined;
+    if (!g.runnerStarted && g.elementRan) return beforeRunner(' (qacct has no record of it)');
+    return {
+      state: 'lost',
+      reason: 'the array element left Grid Engine without a record of this task, and qacct has none',
+    };
   }
   if (a.failed === FAILED_LIMIT) return limitVerdict(g, a);
   if (a.failed !== 0 && !a.started)
@@ -62,6 +74,7 @@ export function goneTaskVerdict(cancelled: boolean, started: boolean, g: GoneFac
       ? { state: 'killed', reason: how }
       : { state: 'lost', reason: `${how} before the task started` };
   }
+  if (!g.runnerStarted) return beforeRunner(` (${failure(a)})`);
   return { state: 'lost', reason: `the array element ended (${failure(a)}) without a record of this task` };
 }
 

@@ -1,3 +1,4 @@
+import { completeLines, type Parsed, unreadable, whole } from '../cluster/answer.js';
 import { oneLine, runCommand } from './commands.js';
 
 /**
@@ -10,14 +11,19 @@ export const DEFAULT_MAX_AJ_TASKS = 75000;
 
 /**
  * `max_aj_tasks` from `qconf -sconf` output (long values are wrapped with a trailing `\`): the limit, Infinity
- * when it is 0 (Grid Engine: no limit), or undefined when the output has no such line.
+ * when it is 0 (Grid Engine: no limit), or why the answer is not whole (cut inside a line, or without the line).
  */
-export function parseMaxAjTasks(text: string): number | undefined {
-  const joined = text.replace(/\\\n\s*/g, '');
+export function parseMaxAjTasks(text: string): Parsed<number> {
+  const lines = completeLines(text);
+  if (!lines.ok) return lines;
+  // `#global:`, `name value` lines, and the continuations of a value wrapped with a trailing `\`.
+  if (lines.value.some((l) => !/^(#\S*:|[a-z_][a-z0-9_]*[ \t]+\S.*|[ \t]+\S.*|)$/.test(l)))
+    return unreadable('a line is not a setting');
+  const joined = lines.value.join('\n').replace(/\\\n\s*/g, '');
   const m = /^max_aj_tasks[ \t]+(\d+)[ \t]*$/m.exec(joined);
-  if (!m) return undefined;
+  if (!m) return unreadable('it has no max_aj_tasks');
   const n = Number(m[1]);
-  return n === 0 ? Number.POSITIVE_INFINITY : n;
+  return whole(n === 0 ? Number.POSITIVE_INFINITY : n);
 }
 
 /** The cluster's array limit and, when it had to be assumed, a warning saying so. */
@@ -31,8 +37,10 @@ export interface ArrayLimit {
 export function readArrayLimit(): ArrayLimit {
   const r = runCommand('qconf', ['-sconf']);
   const n = r.code === 0 ? parseMaxAjTasks(r.stdout) : undefined;
-  if (n !== undefined) return { maxAjTasks: n };
-  const why = r.code === 0 ? 'qconf -sconf printed no max_aj_tasks' : `qconf -sconf: ${oneLine(r)}`;
+  if (n?.ok) return { maxAjTasks: n.value };
+  const why = n
+    ? `qconf -sconf gave an answer drover cannot read whole: ${n.why}`
+    : `qconf -sconf: ${oneLine(r)}`;
   return {
     maxAjTasks: DEFAULT_MAX_AJ_TASKS,
     warning: `could not read the cluster's max_aj_tasks (${why}): arrays split as for Grid Engine's default ${DEFAULT_MAX_AJ_TASKS}`,

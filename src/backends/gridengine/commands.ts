@@ -57,11 +57,20 @@ function unreachable(r: CommandResult): boolean {
   );
 }
 
-/** `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays). A refused request is a usage error. */
+/**
+ * `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays, a whole line). A refused request is a usage
+ * error; a submission whose answer is not a whole job id is a backend error that says how to find the job.
+ */
 export function qsub(args: readonly string[], cwd: string): string {
   const r = runCommand('qsub', args, cwd);
-  const id = r.stdout.trim().split('\n').pop()?.split('.')[0] ?? '';
-  if (r.code === 0 && /^[0-9]+$/.test(id)) return id;
+  const id = /(?:^|\n)([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?\n$/.exec(r.stdout)?.[1];
+  if (r.code === 0 && id !== undefined) return id;
+  if (r.code === 0) {
+    throw new DroverError(
+      'backend',
+      `qsub submitted a job but printed no whole job id ('${r.stdout.trim()}'): find it with qstat and qdel it`,
+    );
+  }
   const why = oneLine(r);
   if (r.error?.code === 'ENOENT')
     throw new DroverError('backend', 'qsub not found: Grid Engine’s client commands must be on PATH');
@@ -76,17 +85,41 @@ export function qdel(job: string, range?: string): string | undefined {
   return oneLine(r);
 }
 
-/** `qdel JOB -t first-last:step` for each block of these elements, one call per block. */
-export function qdelElements(elements: readonly { job: string; index: number }[]): void {
+/** What became of a qdel of some elements: all deleted, or the first failure and the elements not reached. */
+export interface QdelOutcome<E> {
+  /** Grid Engine's message (one line) of the first qdel that failed. */
+  failure?: string;
+  /** The elements of that call and of those not made after it. */
+  unreached: E[];
+}
+
+/**
+ * `qdel JOB -t first-last:step` for each block of these elements, one call per block, in order; the first that
+ * fails ends it (with Grid Engine unreachable, every further call would only wait to fail too).
+ */
+export function qdelElements<E extends { job: string; index: number }>(
+  elements: readonly E[],
+): QdelOutcome<E> {
   const byJob = new Map<string, number[]>();
   for (const e of elements) {
     const list = byJob.get(e.job);
     if (list) list.push(e.index);
     else byJob.set(e.job, [e.index]);
   }
-  for (const [job, indices] of byJob) {
-    for (const b of condenseBlocks(indices)) qdel(job, `${b.first}-${b.last}:${b.step}`);
+  const calls: { job: string; first: number; last: number; step: number }[] = [];
+  for (const [job, indices] of byJob) for (const b of condenseBlocks(indices)) calls.push({ job, ...b });
+  for (const [n, c] of calls.entries()) {
+    const failure = qdel(c.job, `${c.first}-${c.last}:${c.step}`);
+    if (failure === undefined) continue;
+    const left = calls.slice(n);
+    const inLeft = (e: E) =>
+      left.some(
+        (x) =>
+          x.job === e.job && e.index >= x.first && e.index <= x.last && (e.index - x.first) % x.step === 0,
+      );
+    return { failure, unreached: elements.filter(inLeft) };
   }
+  return { unreached: [] };
 }
 
 /** `qstat -xml` of the caller's jobs, or undefined when Grid Engine cannot be asked. */

@@ -1,3 +1,4 @@
+import { unreadableWarning } from '../cluster/answer.js';
 import { qstatXml } from './commands.js';
 import { parseQstatXml, type QueueSnapshot } from './parse.js';
 
@@ -9,12 +10,26 @@ import { parseQstatXml, type QueueSnapshot } from './parse.js';
 const FRESH_MS = 1000;
 let cached: { at: number; queue: QueueSnapshot } | undefined;
 
-/** The caller's array elements in Grid Engine, or undefined when qstat cannot be run. */
-export function queueSnapshot(): QueueSnapshot | undefined {
+/**
+ * The caller's array elements in Grid Engine, or undefined when qstat cannot be run or its answer cannot be read
+ * whole (then `warn` is told: nobody can say which elements are gone, and nothing should be judged from it).
+ */
+export function queueSnapshot(warn?: (message: string) => void): QueueSnapshot | undefined {
   if (cached && Date.now() - cached.at < FRESH_MS) return cached.queue;
   const xml = qstatXml();
   if (xml === undefined) return undefined;
-  cached = { at: Date.now(), queue: parseQstatXml(xml) };
+  const parsed = parseQstatXml(xml);
+  if (!parsed.ok) {
+    warn?.(
+      unreadableWarning(
+        'qstat -xml',
+        parsed.why,
+        'task states stay as their runners recorded them until it does',
+      ),
+    );
+    return undefined;
+  }
+  cached = { at: Date.now(), queue: parsed.value };
   return cached.queue;
 }
 

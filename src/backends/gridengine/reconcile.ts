@@ -5,7 +5,9 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { State } from '../../protocol/states.js';
+import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
+import { startedGroups } from '../cluster/runners.js';
 import {
   type GoneFacts,
   goneTaskVerdict,
@@ -53,6 +55,12 @@ function openWork(ledger: Ledger, launchId: number) {
   return { ids: rows.map((r) => r.task_id), open, stopped };
 }
 
+/** Element error reasons of a job from `qstat -j` (none when it cannot be asked or read whole). */
+function errorReasons(job: string): Map<number, string> {
+  const parsed = parseErrorReasons(qstatJob(job) ?? '');
+  return parsed.ok ? parsed.value : new Map();
+}
+
 /** Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. */
 function recordErrorElements(
   ledger: Ledger,
@@ -62,7 +70,7 @@ function recordErrorElements(
 ): void {
   const reasons = new Map<string, Map<number, string>>();
   for (const e of elements) {
-    if (!reasons.has(e.job)) reasons.set(e.job, parseErrorReasons(qstatJob(e.job) ?? ''));
+    if (!reasons.has(e.job)) reasons.set(e.job, errorReasons(e.job));
     const why = reasons.get(e.job)!.get(e.index) ?? 'the array element is in an error state';
     const reason = `Grid Engine could not start it (Eqw): ${why}`;
     const running: number[] = [];
@@ -74,8 +82,11 @@ function recordErrorElements(
   }
 }
 
-/** Accounting records of the gone elements that need one, one qacct call per array job. */
-function accounting(elements: Element[]): Map<string, AcctRecord> {
+/**
+ * Accounting records of the gone elements that need one, one qacct call per array job. An answer that cannot be
+ * read whole counts as none (as when qacct has no record yet), and `warn` is told.
+ */
+function accounting(elements: Element[], warn: (message: string) => void): Map<string, AcctRecord> {
   const byJob = new Map<string, number[]>();
   for (const e of elements) {
     const list = byJob.get(e.job);
@@ -89,7 +100,17 @@ function accounting(elements: Element[]): Map<string, AcctRecord> {
       job,
       sorted.length === 1 ? String(sorted[0]) : `${sorted[0]}-${sorted[sorted.length - 1]}`,
     );
-    if (text !== undefined) for (const [k, v] of parseQacct(text)) out.set(k, v);
+    if (text === undefined) continue;
+    const parsed = parseQacct(text);
+    if (parsed.ok) for (const [k, v] of parsed.value) out.set(k, v);
+    else
+      warn(
+        unreadableWarning(
+          'qacct',
+          parsed.why,
+          'drover waits for a whole record before it judges those elements',
+        ),
+      );
   }
   return out;
 }
@@ -137,14 +158,22 @@ function settleGone(
   const cancels = cancelRequests(launch.dir);
   const cancelled = (t: number) => cancels === 'all' || cancels.has(t);
   const undecided = gone.filter((e) => e.tasks.some((t) => work.open.has(t) && !cancelled(t)));
-  const acct = undecided.length > 0 ? accounting(undecided) : new Map<string, AcctRecord>();
+  const warn = (message: string) => ledger.warnOnce(message);
+  const acct = undecided.length > 0 ? accounting(undecided, warn) : new Map<string, AcctRecord>();
   const duration = durationOf(launch);
   const now = Date.now() / 1000;
   const seen = { ...h.gone };
+  const runners = startedGroups(ledger, launch.id);
   const verdicts = new Map<string, { v: Verdict; tasks: number[] }>();
   for (const e of gone) {
     const name = elementName(e.job, e.index);
-    const facts: GoneFacts = { acct: acct.get(name), goneFor: now - (seen[name] ?? now), duration };
+    const facts: GoneFacts = {
+      acct: acct.get(name),
+      goneFor: now - (seen[name] ?? now),
+      duration,
+      runnerStarted: runners.has(e.key),
+      elementRan: fs.existsSync(path.join(elementDir(launch.dir), `${name}.out`)),
+    };
     let pending = false;
     for (const t of e.tasks) {
       if (!work.open.has(t)) continue;
@@ -173,8 +202,9 @@ function settleGone(
  * Reconcile a Grid Engine launch (inside a write transaction, after its records were ingested). Tasks a
  * scheduler stop killed → `cancelled` (drover cancel asked), `timeout` (stopped at h_rt) or `killed`. Elements
  * in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements gone from qstat without final records →
- * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started), `cancelled` (drover cancel asked),
- * else `lost`. One qstat per second at most; qacct only for elements that left without final records.
+ * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started, or ended before drover's runner
+ * started), `cancelled` (drover cancel asked), else `lost`. One qstat per second at most; qacct only for
+ * elements that left without final records.
  */
 export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
   const h = readHandles(launch);
@@ -182,8 +212,9 @@ export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
   let work = openWork(ledger, launch.id);
   if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
   if (work.open.size === 0) return;
-  const queue = queueSnapshot();
-  if (!queue) return; // Grid Engine cannot be asked from here: leave the states as the runners left them
+  const queue = queueSnapshot((message) => ledger.warnOnce(message));
+  // Grid Engine cannot be asked from here, or its answer was not whole: leave the states as the runners left them.
+  if (!queue) return;
   const openElements = (w: OpenWork) =>
     launchElements(h, w.ids).filter((e) => e.tasks.some((t) => w.open.has(t)));
   const errored: Element[] = [];

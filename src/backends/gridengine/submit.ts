@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { DroverError } from '../../errors.js';
 import { getLaunch, type LaunchRow, type LaunchTask } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { type GroupTask, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
@@ -53,7 +54,8 @@ function warningsOf(
 
 /**
  * `--failed` after Grid Engine could not start some tasks: their old elements still sit in the queue in `Eqw`.
- * Delete them before the tasks are submitted again, so they cannot run twice.
+ * Delete them before the tasks are submitted again, so they cannot run twice; if Grid Engine cannot be asked or
+ * a qdel fails, nothing is submitted.
  */
 function clearErrorElements(ledger: Ledger, launch: LaunchRow, tasks: readonly LaunchTask[]): void {
   const rows = ledger
@@ -65,21 +67,28 @@ function clearErrorElements(ledger: Ledger, launch: LaunchRow, tasks: readonly L
     .all(launch.job_id, launch.id, JSON.stringify(tasks.map((t) => t.id))) as { launch: number }[];
   if (rows.length === 0) return;
   const wanted = new Set(tasks.map((t) => t.id));
-  const queue = queueSnapshot();
-  if (!queue) return;
+  const queue = queueSnapshot((message) => ledger.warnOnce(message));
+  if (!queue) {
+    throw new DroverError(
+      'backend',
+      "Grid Engine's queue could not be read to delete the tasks' elements in Eqw: try again when qstat answers",
+    );
+  }
   for (const { launch: id } of rows) {
     const old = getLaunch(ledger, id);
     const h = old && readHandles(old);
     if (!old || !h) continue;
     const ids = launchTaskStates(ledger, id).map((r) => r.task_id);
-    qdelElements(
+    const outcome = qdelElements(
       launchElements(h, ids).filter((e) => {
         const state = queue.get(e.job)?.get(e.index);
         return state !== undefined && isErrorState(state) && e.tasks.some((t) => wanted.has(t));
       }),
     );
+    forgetQueue();
+    if (outcome.failure !== undefined)
+      throw new DroverError('backend', `qdel of the tasks' elements in Eqw failed: ${outcome.failure}`);
   }
-  forgetQueue();
 }
 
 /**

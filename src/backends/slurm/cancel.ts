@@ -1,6 +1,6 @@
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import { requestCancel } from '../local/runner-handle.js';
+import { writeCancelRequest } from '../cluster/cancels.js';
 import { commandError, slurmSync } from './commands.js';
 import { elementLookup, type SlurmArray, slurmHandles, taskKeys } from './handles.js';
 
@@ -51,10 +51,11 @@ export function scancelTargets(
 /**
  * Cancel tasks of a Slurm launch: drop the request into the launch's cancel folder (runners of packed elements
  * stop just those tasks; reconciliation records `cancelled` for elements Slurm forgets), then scancel the
- * elements whose active tasks are all cancelled, in batched calls.
+ * elements whose active tasks are all cancelled, in batched calls. When a scancel fails (slurmctld cannot be
+ * reached), the request is narrowed to the tasks of arrays already scancelled and the failure is thrown.
  */
 export function cancelSlurm(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
-  requestCancel(launch, tasks);
+  const narrow = writeCancelRequest(launch.dir, tasks);
   const h = slurmHandles(launch);
   if (!h) return;
   const active = (
@@ -68,6 +69,20 @@ export function cancelSlurm(ledger: Ledger, launch: LaunchRow, tasks: readonly n
   const targets = scancelTargets(h.arrays, keyOf, active, tasks);
   for (let i = 0; i < targets.length; i += SCANCEL_BATCH) {
     const r = slurmSync('scancel', targets.slice(i, i + SCANCEL_BATCH));
-    if (r.status !== 0) throw commandError('scancel', r);
+    if (r.status === 0) continue;
+    const unreached = new Set(targets.slice(i).map((t) => t.split('_')[0]));
+    const elementOf = elementLookup(h.arrays);
+    const asked = tasks === 'all' ? launchTasks(ledger, launch.id) : tasks;
+    narrow(asked.filter((t) => !unreached.has(elementOf(keyOf(t))?.arrayId)));
+    throw commandError('scancel', r);
   }
+}
+
+/** Every task of a launch. */
+function launchTasks(ledger: Ledger, launchId: number): number[] {
+  return (
+    ledger.stmt('SELECT task_id FROM launch_tasks WHERE launch_id = ? ORDER BY task_id').all(launchId) as {
+      task_id: number;
+    }[]
+  ).map((r) => r.task_id);
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { DroverError } from '../../errors.js';
+import { completeLines, type Parsed, unreadable, whole } from '../cluster/answer.js';
 import { commandError, slurmSync } from './commands.js';
 
 /** What drover needs to know of a Slurm cluster's configuration (`scontrol show config`). */
@@ -24,33 +25,43 @@ export function parseConfigLines(text: string): Map<string, string> {
   return map;
 }
 
-/** The facts drover uses from `scontrol show config` output. */
-export function parseClusterConfig(text: string): ClusterConfig {
+/**
+ * The facts drover uses from `scontrol show config` output, or why it is not a whole answer: it begins with
+ * `Configuration data as of` and ends with the controllers' state (`Slurmctld(primary) at vm is UP`), which a
+ * cut answer lacks; MaxArraySize must be a number.
+ */
+export function parseClusterConfig(text: string): Parsed<ClusterConfig> {
+  const lines = completeLines(text);
+  if (!lines.ok) return lines;
+  const filled = lines.value.filter((l) => l.trim() !== '');
+  if (!filled[0]?.startsWith('Configuration data as of') || !filled.at(-1)?.startsWith('Slurmctld('))
+    return unreadable('it lacks its first or last line');
   const map = parseConfigLines(text);
   const maxArraySize = Number(map.get('MaxArraySize'));
-  if (!Number.isInteger(maxArraySize) || maxArraySize < 0) {
-    throw new DroverError(
-      'backend',
-      'scontrol show config printed no MaxArraySize: is this a Slurm cluster?',
-    );
-  }
-  const sched = /(?:^|,)max_array_tasks=(\d+)/.exec(map.get('SchedulerParameters') ?? '');
+  if (!/^\d+$/.test(map.get('MaxArraySize') ?? '') || !Number.isSafeInteger(maxArraySize))
+    return unreadable('it has no MaxArraySize');
+  const sched = /(?:^|,)max_array_tasks=(\d+)(?:,|$)/.exec(map.get('SchedulerParameters') ?? '');
   const maxArrayTasks = sched ? Math.min(Number(sched[1]), maxArraySize) : maxArraySize;
   const jobcompType = map.get('JobCompType') ?? '';
   const jobcompLoc = map.get('JobCompLoc') ?? '';
-  return {
+  return whole({
     maxArraySize,
     maxArrayTasks,
     sacct: /slurmdbd/.test(map.get('AccountingStorageType') ?? ''),
     ...(jobcompType === 'jobcomp/filetxt' && jobcompLoc.startsWith('/') ? { jobcompFile: jobcompLoc } : {}),
-  };
+  });
 }
 
 /** Read the cluster's configuration: one `scontrol show config`. */
 export function readClusterConfig(): ClusterConfig {
   const r = slurmSync('scontrol', ['show', 'config']);
   if (r.status !== 0) throw commandError('scontrol show config', r);
-  return parseClusterConfig(r.stdout);
+  const parsed = parseClusterConfig(r.stdout);
+  if (parsed.ok) return parsed.value;
+  throw new DroverError(
+    'backend',
+    `scontrol show config gave an answer drover cannot read whole (${parsed.why}): is this a Slurm cluster? Try again`,
+  );
 }
 
 /** Where a launch finds how its array elements ended, decided once at submission. */

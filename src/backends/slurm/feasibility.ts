@@ -1,6 +1,7 @@
 import { formatClock } from '../../util/duration.js';
 import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
+import { completeLines, type Parsed, unreadable, whole } from '../cluster/answer.js';
 import { slurmSync } from './commands.js';
 
 /** One node of one partition, as `sinfo -h -N -o '%P|%c|%m|%G|%l'` lists it. */
@@ -46,23 +47,29 @@ export function gresGpus(gres: string): number {
   return n;
 }
 
-/** Parse sinfo's node lines (format SINFO_FORMAT). */
-export function parseNodes(text: string): NodeInfo[] {
+/** A node line of SINFO_FORMAT: partition (`*` for the default), CPUs, memory in MB, GRES, time limit. */
+const NODE_LINE = /^([^|\s]+)\|(\d+)\+?\|(\d+)\+?\|([^|]*)\|([^|]+)$/;
+
+/** Parse sinfo's node lines (format SINFO_FORMAT), or say the answer is not whole. */
+export function parseNodes(text: string): Parsed<NodeInfo[]> {
+  const lines = completeLines(text);
+  if (!lines.ok) return lines;
   const nodes: NodeInfo[] = [];
-  for (const line of text.split('\n')) {
-    const f = line.trim().split('|');
-    if (f.length < 5) continue;
-    const partition = f[0]!;
+  for (const line of lines.value) {
+    if (line.trim() === '') continue;
+    const f = NODE_LINE.exec(line.trim());
+    if (!f) return unreadable('a line is not a node of a partition');
+    const partition = f[1]!;
     nodes.push({
       partition: partition.replace(/\*$/, ''),
       isDefault: partition.endsWith('*'),
-      cpus: Number(f[1]) || 0,
-      memMb: Number(f[2]) || 0,
-      gpus: gresGpus(f[3]!),
-      timeLimit: parseSlurmTime(f[4]!),
+      cpus: Number(f[2]),
+      memMb: Number(f[3]),
+      gpus: gresGpus(f[4]!),
+      timeLimit: parseSlurmTime(f[5]!),
     });
   }
-  return nodes;
+  return whole(nodes);
 }
 
 /**
@@ -111,5 +118,6 @@ export function feasibilityWarnings(req: LaunchRequest): string[] {
     return [];
   }
   const r = slurmSync('sinfo', ['-h', '-N', '-o', SINFO_FORMAT]);
-  return r.status === 0 ? infeasible(req, parseNodes(r.stdout)) : [];
+  const nodes = r.status === 0 ? parseNodes(r.stdout) : undefined;
+  return nodes?.ok ? infeasible(req, nodes.value) : [];
 }

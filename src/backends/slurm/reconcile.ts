@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
-import { markUnfinished, restateEnd } from '../../ledger/transitions.js';
+import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { TerminalState } from '../../protocol/states.js';
 import { SCHEDULER_STOP } from '../../runner/reasons.js';
 import { cancelRequests } from '../cluster/cancels.js';
+import { startedGroups } from '../cluster/runners.js';
 import { elementEnds } from './accounting.js';
 import {
   type Element,
@@ -61,31 +62,23 @@ function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candida
   return out;
 }
 
-/** Group keys whose runner wrote records (runner names are `g<key>.<host>.<pid>`). */
-function startedGroups(ledger: Ledger, launchId: number): Set<number> {
-  const rows = ledger.stmt('SELECT name FROM runners WHERE launch_id = ?').all(launchId) as {
-    name: string;
-  }[];
-  const keys = new Set<number>();
-  for (const { name } of rows) {
-    const m = /^g(\d+)\./.exec(name);
-    if (m) keys.add(Number(m[1]));
-  }
-  return keys;
-}
-
 /**
  * Reconcile a Slurm launch after its runners' records were ingested, with one squeue for all its arrays.
  * Tasks whose element is gone without a final record, and tasks ended `killed` by Slurm's signals, get what
  * the element's fate says (accounting, the element's output file, drover's cancel requests): timeout,
- * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked.
+ * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked or
+ * its answer cannot be read whole.
  */
 export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
   const h = slurmHandles(launch);
   if (!h) return; // still being submitted
   const first = candidates(ledger, launch, h);
   if (first.length === 0) return;
-  const live = liveElements(h.arrays.map((a) => a.id));
+  const warn = (message: string) => ledger.warnOnce(message);
+  const live = liveElements(
+    h.arrays.map((a) => a.id),
+    warn,
+  );
   if (!live) return;
   const isGone = (c: Candidate) => !live.has(elementName(c.element));
   const toJudge = (c: Candidate) => c.state === 'killed' || isGone(c);
@@ -97,7 +90,7 @@ export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
   const gone = new Map<string, Element>();
   const stillLive = new Map<string, Element>();
   for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
-  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()]);
+  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()], warn);
   const cancels = cancelRequests(launch.dir);
   const runners = startedGroups(ledger, launch.id);
   const unfinished = new Map<string, number[]>();
@@ -118,6 +111,9 @@ export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
       if (informed || (c.reason === SCHEDULER_STOP && gone.has(name))) {
         restateEnd(ledger, launch.job_id, launch.id, c.task, c.attempt!, 'killed', v.state, v.reason);
       }
+    } else if (v.state === 'error' && c.state === 'queued') {
+      // An attempt that never started, with the reason: what Grid Engine's Eqw tasks get too.
+      recordError(ledger, launch.job_id, launch.id, c.task, v.reason);
     } else {
       const k = JSON.stringify([v.state, v.reason]);
       const list = unfinished.get(k);

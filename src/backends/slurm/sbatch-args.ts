@@ -60,9 +60,9 @@ export function sbatchArgs(
   ];
 }
 
-/** The job id in `sbatch --parsable` output (`123` or `123;cluster`). */
+/** The job id in `sbatch --parsable` output (`123` or `123;cluster`, one whole line); undefined if it is not one. */
 export function parseJobId(stdout: string): string | undefined {
-  const m = /^\s*([0-9]+)(;\S*)?\s*$/.exec(stdout);
+  const m = /^([0-9]+)(;\S+)?\n$/.exec(stdout);
   return m?.[1];
 }
 

@@ -1,4 +1,5 @@
 import { expandBlocks, parseBlocks } from '../../tasklist/tasklist.js';
+import { completeLines, type Parsed, unreadable, unreadableWarning, whole } from '../cluster/answer.js';
 import { slurmSync } from './commands.js';
 
 /** An array element Slurm still has in its queue (pending, running, completing, ...). */
@@ -9,38 +10,63 @@ export interface LiveElement {
   reason: string;
 }
 
+/** A line of `squeue -o '%i %t %r'`: job id, compact state (1 to 3 capitals), the reason (may hold spaces). */
+const LINE = /^(\d+(?:_\d+|_\[[^\]\s]+\])?) ([A-Z]{1,3})(?: (.*))?$/;
+
 /**
- * Parse `squeue -h -r -o '%i %t %r'` lines into live elements by `A_I` name. A line still folded into
- * `A_[5-20%4]` (squeue without -r) is expanded; lines of jobs that are not arrays are left out.
+ * Parse `squeue -h -r -o '%i %t %r'` into live elements by `A_I` name, or say the answer is not whole: cut
+ * inside a line, or with a line of another shape. A line still folded into `A_[5-20%4]` (squeue without -r) is
+ * expanded; lines of jobs that are not arrays are left out.
  */
-export function parseSqueue(text: string): Map<string, LiveElement> {
+export function parseSqueue(text: string): Parsed<Map<string, LiveElement>> {
+  const lines = completeLines(text);
+  if (!lines.ok) return lines;
   const live = new Map<string, LiveElement>();
-  for (const line of text.split('\n')) {
-    const [id, state = '', ...rest] = line.trim().split(/\s+/);
-    if (!id) continue;
-    const reason = rest.join(' ');
+  for (const line of lines.value) {
+    if (line.trim() === '') continue;
+    const m = LINE.exec(line.trim());
+    if (!m) return unreadable('a line is not an element, its state and reason');
+    const id = m[1]!;
+    const state = m[2]!;
+    const reason = m[3] ?? '';
     const folded = /^(\d+)_\[([^\]%]+)(%\d+)?\]$/.exec(id);
     if (folded) {
+      let indices: number[];
       try {
-        for (const i of expandBlocks(parseBlocks(folded[2]!)))
-          live.set(`${folded[1]}_${i}`, { state, reason });
+        indices = expandBlocks(parseBlocks(folded[2]!));
       } catch {
-        // not a list we can read: leave it out
+        return unreadable('a folded line lists no indices it can read');
       }
-    } else if (/^\d+_\d+$/.test(id)) {
+      for (const i of indices) live.set(`${folded[1]}_${i}`, { state, reason });
+    } else if (id.includes('_')) {
       live.set(id, { state, reason });
     }
   }
-  return live;
+  return whole(live);
 }
 
 /**
  * The live elements of some arrays: one `squeue -r` for all of them. Undefined when squeue failed (the
- * controller is down or busy): then nobody can say which elements are gone, and nothing should be judged lost.
+ * controller is down or busy) or its answer could not be read whole (then `warn` is told, once per command):
+ * nobody can say which elements are gone, and nothing should be judged lost.
  */
-export function liveElements(arrayIds: readonly string[]): Map<string, LiveElement> | undefined {
+export function liveElements(
+  arrayIds: readonly string[],
+  warn?: (message: string) => void,
+): Map<string, LiveElement> | undefined {
   const r = slurmSync('squeue', ['-h', '-r', '-j', arrayIds.join(','), '-o', '%i %t %r']);
-  if (r.status === 0) return parseSqueue(r.stdout);
+  if (r.status === 0) {
+    const parsed = parseSqueue(r.stdout);
+    if (parsed.ok) return parsed.value;
+    warn?.(
+      unreadableWarning(
+        'squeue',
+        parsed.why,
+        'task states stay as their runners recorded them until it does',
+      ),
+    );
+    return undefined;
+  }
   // squeue -j with a single id Slurm has forgotten exits 1 with this message: nothing of it is live.
   if (/invalid job id/i.test(r.stderr)) return new Map();
   return undefined;

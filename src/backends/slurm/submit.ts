@@ -164,8 +164,12 @@ export async function submitSlurm(req: SubmitRequest): Promise<SubmitResult> {
       const r = await slurmAsync('sbatch', argv);
       if (r.status !== 0) throw sbatchRefusal(r);
       const id = parseJobId(r.stdout);
+      // sbatch said it submitted the array, but which array is unknown: it cannot be withdrawn from here.
       if (id === undefined)
-        throw new DroverError('backend', `sbatch printed no job id: '${r.stdout.trim()}'`);
+        throw new DroverError(
+          'backend',
+          `sbatch submitted an array but printed no whole job id ('${r.stdout.trim()}'): find it with squeue --me --name=${settings.job} and scancel it`,
+        );
       arrays.push({ id, offset: sub.offset, array: formatBlocks(sub.blocks) });
     }
   } catch (err) {

@@ -18,7 +18,13 @@ const acct = (a: Partial<AcctRecord>): AcctRecord => ({
 });
 
 test('a gone element without final records: qacct decides, cancel requests first', () => {
-  const facts = (a: AcctRecord | undefined, duration?: number) => ({ acct: a, goneFor: 0, duration });
+  const facts = (a: AcctRecord | undefined, duration?: number) => ({
+    acct: a,
+    goneFor: 0,
+    duration,
+    runnerStarted: true,
+    elementRan: true,
+  });
   assert.equal(goneTaskVerdict(true, true, facts(acct({ failed: 37 }), 60))?.state, 'cancelled');
   assert.equal(
     goneTaskVerdict(false, true, facts(acct({ failed: 37, exitStatus: 137 }), 60))?.state,
@@ -35,12 +41,37 @@ test('a gone element without final records: qacct decides, cancel requests first
 });
 
 test('no accounting record: wait, then lost after the grace period', () => {
-  assert.equal(goneTaskVerdict(false, true, { acct: undefined, goneFor: 5, duration: undefined }), undefined);
-  assert.equal(
-    goneTaskVerdict(false, true, { acct: undefined, goneFor: ACCOUNTING_GRACE_S, duration: undefined })
-      ?.state,
-    'lost',
+  const facts = { acct: undefined, duration: undefined, runnerStarted: true, elementRan: true };
+  assert.equal(goneTaskVerdict(false, true, { ...facts, goneFor: 5 }), undefined);
+  assert.equal(goneTaskVerdict(false, true, { ...facts, goneFor: ACCOUNTING_GRACE_S })?.state, 'lost');
+  // An element that ran but never started drover's runner could not start its tasks.
+  const before = goneTaskVerdict(false, false, {
+    ...facts,
+    goneFor: ACCOUNTING_GRACE_S,
+    runnerStarted: false,
+  });
+  assert.equal(before?.state, 'error');
+  assert.match(before!.reason, /before drover's runner started/);
+  const never = { ...facts, goneFor: ACCOUNTING_GRACE_S, runnerStarted: false, elementRan: false };
+  assert.equal(goneTaskVerdict(false, false, never)?.state, 'lost');
+});
+
+test("an element that ended before drover's runner started (a failing header) makes its tasks error", () => {
+  const facts = { goneFor: 0, duration: undefined, runnerStarted: false, elementRan: true };
+  const v = goneTaskVerdict(false, false, { ...facts, acct: acct({ exitStatus: 7 }) });
+  assert.deepEqual(v, {
+    state: 'error',
+    reason:
+      "the array element ended (exit 7) before drover's runner started: see its output in the launch's gridengine/ folder",
+  });
+  // What accounting says first: a limit, an element never started, a signal.
+  assert.equal(goneTaskVerdict(false, false, { ...facts, acct: acct({ failed: 37 }) })?.state, 'killed');
+  assert.match(
+    goneTaskVerdict(false, false, { ...facts, acct: acct({ failed: 26, started: false }) })!.reason,
+    /could not start/,
   );
+  assert.equal(goneTaskVerdict(false, false, { ...facts, acct: acct({ exitStatus: 137 }) })?.state, 'lost');
+  assert.equal(goneTaskVerdict(true, false, { ...facts, acct: acct({ exitStatus: 7 }) })?.state, 'cancelled');
 });
 
 test('a task killed by a scheduler stop: cancelled, timeout at the limit, else killed', () => {

@@ -78,7 +78,9 @@ export function inQueue(job: string): boolean {
 export function elementsInQueue(job: string): Map<number, string> {
   const r = spawnSync('qstat', ['-xml'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  return parseQstatXml(r.stdout, new Set([job])).get(job) ?? new Map();
+  const parsed = parseQstatXml(r.stdout, new Set([job]));
+  assert.ok(parsed.ok, `qstat -xml: ${parsed.ok || parsed.why}`);
+  return parsed.value.get(job) ?? new Map();
 }
 
 /** What `drover launch --backend gridengine --json` prints. */

@@ -6,6 +6,7 @@ import {
   parseQacct,
   parseQstatXml,
 } from '../../../src/backends/gridengine/parse.js';
+import { wholeValue } from '../answers.js';
 
 /** `qstat -xml` of Son of Grid Engine 8.1.9 (trimmed): two running elements, a pending range, an Eqw range. */
 const QSTAT = `<?xml version='1.0'?>
@@ -47,7 +48,7 @@ const QSTAT = `<?xml version='1.0'?>
 </job_info>`;
 
 test('qstat -xml: running elements one by one, pending ones as ranges', () => {
-  const q = parseQstatXml(QSTAT);
+  const q = wholeValue(parseQstatXml(QSTAT));
   assert.deepEqual(
     [...q.get('20')!],
     [
@@ -66,8 +67,14 @@ test('qstat -xml: running elements one by one, pending ones as ranges', () => {
     ],
   );
   assert.equal(q.get('22')!.get(2), 'hqw');
-  assert.deepEqual([...parseQstatXml(QSTAT, new Set(['21'])).keys()], ['21']);
-  assert.equal(parseQstatXml("<?xml version='1.0'?><job_info><queue_info></queue_info></job_info>").size, 0);
+  assert.deepEqual([...wholeValue(parseQstatXml(QSTAT, new Set(['21']))).keys()], ['21']);
+  const empty = "<?xml version='1.0'?><job_info><queue_info></queue_info><job_info></job_info></job_info>\n";
+  assert.equal(wholeValue(parseQstatXml(empty)).size, 0);
+  assert.equal(parseQstatXml(QSTAT.slice(0, -20)).ok, false, 'cut short');
+  const selfClosed = QSTAT.replace('<queue_name></queue_name>', '<queue_name/>');
+  assert.deepEqual(wholeValue(parseQstatXml(selfClosed)), q);
+  assert.equal(parseQstatXml(QSTAT.replace('<tasks>3-7:2</tasks>', '<tasks>3-</tasks>')).ok, false);
+  assert.equal(parseQstatXml(QSTAT.replace('  <job_info>\n', '  <job_info>\nerror: x\n')).ok, false);
 });
 
 test('error states are those with an E', () => {
@@ -78,18 +85,20 @@ test('error states are those with an E', () => {
 });
 
 test('qstat -j: error reasons by element, without time stamp and prefix', () => {
-  const text = `job-array tasks:            2-6:2
+  const text = `job_number:                 20
+job-array tasks:            2-6:2
 error reason          2:      11/30/2026 01:53:09 [0:8216]: error: can't open output file "/data/out/": No such file or directory
 error reason          4:      11/30/2026 01:53:09 [0:8157]: error: can't open output file "/data/out/": No such file or directory
 scheduling info:            Job is in error state
 `;
   assert.deepEqual(
-    [...parseErrorReasons(text)],
+    [...wholeValue(parseErrorReasons(text))],
     [
       [2, 'can\'t open output file "/data/out/": No such file or directory'],
       [4, 'can\'t open output file "/data/out/": No such file or directory'],
     ],
   );
+  assert.equal(parseErrorReasons(text.slice(0, text.indexOf('scheduling'))).ok, false, 'cut short');
 });
 
 test('qacct: failure code, exit status, whether it started; the last record of an element wins', () => {
@@ -115,7 +124,7 @@ ru_wallclock 21s
     rec(4, '0', '1'),
     rec(4, '0', '0'),
   ].join('');
-  const a = parseQacct(text);
+  const a = wholeValue(parseQacct(text));
   assert.deepEqual(a.get('20.1'), {
     job: '20',
     index: 1,
@@ -135,4 +144,10 @@ ru_wallclock 21s
   assert.equal(a.get('20.3')!.started, false);
   assert.equal(a.get('20.3')!.failed, 26);
   assert.equal(a.get('20.4')!.exitStatus, 0);
+  assert.equal(parseQacct(text.slice(0, text.indexOf('exit_status  3') + 12)).ok, false, 'cut in a line');
+  assert.equal(
+    parseQacct(text.replace('exit_status  3\n', '')).ok,
+    false,
+    'a record without its exit status',
+  );
 });

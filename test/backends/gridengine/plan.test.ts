@@ -124,10 +124,16 @@ test('max_aj_tasks from qconf -sconf: wrapped lines, 0 for no limit, none when a
     'max_aj_instances             2000',
     'max_aj_tasks                 75000',
     'max_u_jobs                   0',
+    '',
   ].join('\n');
-  assert.equal(parseMaxAjTasks(conf), 75000);
-  assert.equal(parseMaxAjTasks(conf.replace('75000', '1200')), 1200);
-  assert.equal(parseMaxAjTasks(conf.replace('75000', '0')), Number.POSITIVE_INFINITY);
-  assert.equal(parseMaxAjTasks(conf.replace('max_aj_tasks', 'max_aj_tasks_not')), undefined);
-  assert.equal(parseMaxAjTasks('error: commlib error'), undefined);
+  assert.deepEqual(parseMaxAjTasks(conf), { ok: true, value: 75000 });
+  assert.deepEqual(parseMaxAjTasks(conf.replace('75000', '1200')), { ok: true, value: 1200 });
+  assert.deepEqual(parseMaxAjTasks(conf.replace('75000', '0')), {
+    ok: true,
+    value: Number.POSITIVE_INFINITY,
+  });
+  assert.equal(parseMaxAjTasks(conf.replace('max_aj_tasks', 'max_aj_tasks_not')).ok, false);
+  assert.equal(parseMaxAjTasks('error: commlib error\n').ok, false);
+  // Cut inside its line: `max_aj_tasks 75` is not the limit.
+  assert.equal(parseMaxAjTasks(conf.slice(0, conf.indexOf('75000') + 2)).ok, false);
 });

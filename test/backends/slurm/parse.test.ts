@@ -4,6 +4,7 @@ import { parseElementOutput, parseJobcomp, parseSacct } from '../../../src/backe
 import { parseClusterConfig } from '../../../src/backends/slurm/cluster-config.js';
 import { gresGpus, infeasible, parseNodes, parseSlurmTime } from '../../../src/backends/slurm/feasibility.js';
 import { parseSqueue } from '../../../src/backends/slurm/squeue.js';
+import { wholeValue } from '../answers.js';
 
 // Output as Slurm 22.05 printed it on the test cluster (scripts/test-cluster/slurm-up.sh), trimmed.
 
@@ -15,23 +16,35 @@ test('scontrol show config: MaxArraySize, max_array_tasks, accounting and the jo
     'JobCompType             = jobcomp/filetxt',
     'MaxArraySize            = 100001',
     'SchedulerParameters     = batch_sched_delay=0,sched_min_interval=0',
+    '',
+    'Slurmctld(primary) at vm is UP',
+    '',
   ].join('\n');
-  assert.deepEqual(parseClusterConfig(text), {
+  assert.deepEqual(wholeValue(parseClusterConfig(text)), {
     maxArraySize: 100001,
     maxArrayTasks: 100001,
     sacct: false,
     jobcompFile: '/var/log/slurm/jobcomp.log',
   });
   const dbd = parseClusterConfig(
-    'AccountingStorageType = accounting_storage/slurmdbd\nJobCompType = jobcomp/none\nMaxArraySize = 1001\nSchedulerParameters = max_array_tasks=500,bf_continue\n',
+    'Configuration data as of 2026-11-30T01:54:32\nAccountingStorageType = accounting_storage/slurmdbd\nJobCompType = jobcomp/none\nMaxArraySize = 1001\nSchedulerParameters = max_array_tasks=500,bf_continue\nSlurmctld(primary) at vm is UP\n',
   );
-  assert.deepEqual(dbd, { maxArraySize: 1001, maxArrayTasks: 500, sacct: true });
+  assert.deepEqual(wholeValue(dbd), { maxArraySize: 1001, maxArrayTasks: 500, sacct: true });
+  // Cut before its last line, or inside the MaxArraySize line: not whole.
+  assert.equal(parseClusterConfig(text.slice(0, text.indexOf('Slurmctld'))).ok, false);
+  assert.equal(parseClusterConfig(text.slice(0, text.indexOf('100001') + 3)).ok, false);
 });
 
 test('squeue -r lines by element; folded lines are expanded; plain jobs are left out', () => {
-  const live = parseSqueue('27_3 PD JobArrayTaskLimit\n27_1 R None\n28_[5-7%2] PD Priority\n29 R None\n');
+  const text = '27_3 PD JobArrayTaskLimit\n27_1 R None\n28_[5-7%2] PD Priority\n29 R None\n';
+  const live = wholeValue(parseSqueue(text));
   assert.deepEqual([...live.keys()], ['27_3', '27_1', '28_5', '28_6', '28_7']);
   assert.deepEqual(live.get('27_3'), { state: 'PD', reason: 'JobArrayTaskLimit' });
+  assert.deepEqual(wholeValue(parseSqueue('')).size, 0, 'nothing queued');
+  // Cut inside a line (exit 0: squeue or its pipe died), or a line that is no element: no answer.
+  assert.equal(parseSqueue(text.slice(0, 30)).ok, false);
+  assert.equal(parseSqueue('27_1 R None\nslurm_load_jobs error: Socket timed out\n').ok, false);
+  assert.equal(parseSqueue('28_[5-%2] PD Priority\n').ok, false);
 });
 
 test('jobcomp lines of our arrays by element, with exit codes and signals; other jobs are ignored', () => {
@@ -44,18 +57,22 @@ test('jobcomp lines of our arrays by element, with exit codes and signals; other
     line(40, 39, 1, 'COMPLETED', '0:0'),
     'JobId=26 UserId=root(0) GroupId=root(0) Name=drover-smoke JobState=COMPLETED ExitCode=0:0 ',
   ].join('\n');
-  const ends = parseJobcomp(text, new Set(['27']));
+  const ends = wholeValue(parseJobcomp(text, new Set(['27'])));
   assert.deepEqual(Object.fromEntries(ends), {
     '27_1': { state: 'CANCELLED', exitCode: 0, source: 'jobcomp' },
     '27_2': { state: 'FAILED', exitCode: 3, source: 'jobcomp' },
     '27_3': { state: 'TIMEOUT', signal: 15, source: 'jobcomp' },
   });
+  // The line slurmctld is writing now (no newline yet) waits for the next read; a torn line is not whole.
+  const writing = `${text}\n${line(31, 27, 4, 'COMPLETED', '0:0').slice(0, 60)}`;
+  assert.equal(wholeValue(parseJobcomp(writing, new Set(['27']))).size, 3);
+  const torn = `${line(31, 27, 4, 'COMPLETED', '0:0').slice(0, 250)}${line(32, 27, 5, 'FAILED', '1:0')}\n`;
+  assert.equal(parseJobcomp(torn, new Set(['27'])).ok, false);
 });
 
 test('sacct -P lines, including folded pending elements cancelled together', () => {
-  const ends = parseSacct(
-    '12_1|COMPLETED|0:0\n12_2|TIMEOUT|0:0\n12_[4-5]|CANCELLED by 1000|0:0\n13|FAILED|1:0\n',
-  );
+  const text = '12_1|COMPLETED|0:0\n12_2|TIMEOUT|0:0\n12_[4-5]|CANCELLED by 1000|0:0\n13|FAILED|1:0\n';
+  const ends = wholeValue(parseSacct(text));
   assert.deepEqual(
     [...ends].map(([k, v]) => [k, v.state]),
     [
@@ -65,6 +82,8 @@ test('sacct -P lines, including folded pending elements cancelled together', () 
       ['12_5', 'CANCELLED'],
     ],
   );
+  // `12_2|TIMEO`: a cut answer would make a timeout look like some other end.
+  assert.equal(parseSacct(text.slice(0, 29)).ok, false);
 });
 
 test('what slurmstepd writes into an element’s output says timeout, cancel, preemption, node failure', () => {
@@ -88,9 +107,9 @@ test('Slurm times and GRES strings', () => {
 });
 
 test('requests no node of the partition can satisfy are warned about; feasible ones are not', () => {
-  const nodes = parseNodes(
-    'debug*|32|21694|(null)|infinite\nbatch|32|21694|(null)|infinite\nshort|8|1000|gpu:2|30:00\n',
-  );
+  const text = 'debug*|32|21694|(null)|infinite\nbatch|32|21694|(null)|infinite\nshort|8|1000|gpu:2|30:00\n';
+  const nodes = wholeValue(parseNodes(text));
+  assert.equal(parseNodes(text.slice(0, -4)).ok, false, 'cut in its last line');
   assert.deepEqual(infeasible({ tasksPerNode: 1, extraArgs: [], cpus: 32, duration: 86400 }, nodes), []);
   const [cpus] = infeasible({ tasksPerNode: 1, extraArgs: [], cpus: 999 }, nodes);
   assert.match(cpus!, /--cpus 999: no node of the default partition \(debug\) has more than 32 CPUs/);

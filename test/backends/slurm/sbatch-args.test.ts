@@ -102,6 +102,9 @@ test('the job id of sbatch --parsable, with or without a cluster name', () => {
   assert.equal(parseJobId('123\n'), '123');
   assert.equal(parseJobId('123;cluster\n'), '123');
   assert.equal(parseJobId('Submitted batch job 123\n'), undefined);
+  // Cut short (no newline: `12` of `123`), the id could be another job's.
+  assert.equal(parseJobId('12'), undefined);
+  assert.equal(parseJobId('123;'), undefined);
 });
 
 test('a refusal is one line with Slurm’s reasons and what to do; the request is at fault (usage)', () => {

@@ -109,10 +109,6 @@ export const backendTimeLimit: Scenario = {
 export const diedBeforeRunner: Scenario = {
   name: 'an element that ends before drover’s runner starts (a failing configured header) makes its tasks error',
   notFor: clustersOnly,
-  bug: (b) =>
-    b.scheduler?.kind === 'gridengine'
-      ? "bug: on Grid Engine such tasks end lost ('the array element ended (exit 7) without a record of this task'), where Slurm and docs/concepts.md say error (the backend could not start it)"
-      : undefined,
   timeoutMs: usual,
   async run(b, site) {
     await prelaunch(site, 'H', 'true', [1, 2]);
@@ -128,5 +124,15 @@ export const diedBeforeRunner: Scenario = {
         [2, 'error', null],
       ],
     );
+    const tried = await attempts(site, 'H');
+    assert.deepEqual(
+      tried.map((a) => [a.task, a.state]),
+      [
+        [1, 'error'],
+        [2, 'error'],
+      ],
+    );
+    for (const a of tried)
+      assert.match(a.reason ?? '', /ended( \(.*exit 7\))? before drover's runner started/);
   },
 };

@@ -25,10 +25,6 @@ const SHOW = 'if [ "$DROVER_ATTEMPT" = 1 ] && [ "$1" = 7 ]; then exit 3; fi\nech
 export const arrayLimit: Scenario = {
   name: 'a launch beyond the scheduler’s array limit is split as the dry run shows, and every task runs as itself',
   notFor: fakesOnly,
-  bug: (b) =>
-    b.scheduler?.kind === 'gridengine'
-      ? "bug: drover does not read the cell's max_aj_tasks (qconf -sconf) and submits one -t range of more tasks than it allows, which qsub refuses (gridengine/submit.ts LIMITS is a constant 75000)"
-      : undefined,
   timeoutMs: usual,
   async run(b, site) {
     const limit =

@@ -91,10 +91,6 @@ interface DryRun extends Launched {
 
 export const dryRunIsWhatRuns: Scenario = {
   name: 'a dry run shows the tasks, and the exact scheduler commands, that the launch then runs',
-  bug: (b) =>
-    b.pool
-      ? 'bug: `drover launch --pool P --dry-run --json` prints nothing on stdout (docs/cli.md: {jobname, launch: null, backend, dry_run, tasks, tasklist, submissions, warnings}) and lists no tasks'
-      : undefined,
   timeoutMs: usual,
   async run(b, site) {
     script(site, 'show.sh', SHOW);

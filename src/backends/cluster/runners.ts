@@ -1,0 +1,18 @@
+import type { Ledger } from '../../ledger/ledger.js';
+
+/**
+ * Group keys of a cluster launch whose runner wrote records (runners name themselves `g<key>.<host>.<pid>`): the
+ * array elements that got as far as starting drover's runner. An element that ended without one never ran its
+ * tasks (its configured header failed, its node could not start it).
+ */
+export function startedGroups(ledger: Ledger, launchId: number): Set<number> {
+  const rows = ledger.stmt('SELECT name FROM runners WHERE launch_id = ?').all(launchId) as {
+    name: string;
+  }[];
+  const keys = new Set<number>();
+  for (const { name } of rows) {
+    const m = /^g(\d+)\./.exec(name);
+    if (m) keys.add(Number(m[1]));
+  }
+  return keys;
+}
