@@ -13,7 +13,7 @@ export const localBackend: Backend = {
   name: 'local',
   traits: {
     options: new Set(['maxTasks', 'duration', 'detach']),
-    refusal: 'is for cluster backends',
+    refusal: 'it is for cluster schedulers',
     taskRows: 'eager',
   },
   check(request) {
