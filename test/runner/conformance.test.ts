@@ -40,8 +40,10 @@ interface EndCase {
 }
 
 /** The variables a task sees that drover sets, but those the test sets to choose a runner. */
+// The variables drover sets; those of the test run itself (DROVER_SPAWNER, CI's DROVER_TEST_SLURM, ...) pass
+// through to the task as any variable of the user's does, and are left out.
 const DROVER_ENV =
-  "env | grep '^DROVER_' | grep -v '^DROVER_\\(SPAWNER\\|ELEMENT_RUNNER\\)=' | sort; echo \"cwd $(pwd)\"";
+  "env | grep '^DROVER_' | grep -v '^DROVER_\\(SPAWNER\\|ELEMENT_RUNNER\\|TEST_[A-Z_]*\\|FAKE_[A-Z_]*\\)=' | sort; echo \"cwd $(pwd)\"";
 
 /** Its pid and process group, what it ignores (SigIgn), and whether its stdin ends at once. */
 const PROCESS_SHAPE =
