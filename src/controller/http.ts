@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
-import { BodyGate, drainBody, hasBody } from './body-limits.js';
+import { BodyGate, drainBody, hasBody, reclaim } from './body-limits.js';
 import { HttpError } from './http-error.js';
 import type { LiveWorker } from './live.js';
 import { type TokenRow, verifyToken } from './tokens.js';
@@ -21,6 +21,8 @@ declare module 'fastify' {
     worker?: LiveWorker;
     /** Frees this request's body slot (see BodyGate). */
     releaseBody?: () => void;
+    /** The length of this request's body, once it was parsed (see Reclaimer). */
+    parsedBytes?: number;
   }
 }
 
@@ -32,7 +34,7 @@ export interface AppState {
 }
 
 /** Bodies read and parsed at once (see BodyGate). */
-const BODY_SLOTS = 2;
+const BODY_SLOTS = 1;
 
 const STATUS: Record<string, number> = {
   usage: 400,
@@ -102,12 +104,27 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
 
   app.addHook('preParsing', async (req, reply, payload) => {
     if (!hasBody(req.raw)) return payload;
+    // Listen before waiting: a client may go while its body waits for a slot, and then its slot, when it comes,
+    // must pass on at once (else one slot is lost for good: with every slot lost, no body is ever read again).
+    let closed = false;
+    reply.raw.once('close', () => {
+      closed = true;
+      req.releaseBody?.();
+    });
     req.releaseBody = await gate.acquire();
-    reply.raw.once('close', req.releaseBody);
+    if (closed) req.releaseBody();
     return payload;
   });
   // The body is parsed and validated: its slot is free for the next one.
-  app.addHook('preHandler', async (req) => req.releaseBody?.());
+  app.addHook('preHandler', async (req) => {
+    if (!req.releaseBody) return;
+    req.releaseBody();
+    req.parsedBytes = Number(req.headers['content-length'] ?? 0);
+  });
+  // Its parsed body is garbage now (see Reclaimer).
+  app.addHook('onResponse', async (req) => {
+    if (req.parsedBytes) reclaim.answered(req.parsedBytes);
+  });
 
   app.setNotFoundHandler((req, reply) => {
     send(reply, 404, 'not-found', `no route ${req.method} ${req.url}: this server speaks ${API_PREFIX}`);

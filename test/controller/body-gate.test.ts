@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+import { tempWorkspace } from '../helpers/workspace.js';
+import { api } from '../pool/fake-worker.js';
+import { startServer } from '../pool/helpers.js';
+
+/** Open a connection and send a request head announcing a `length`-byte body, and `sent` of it. */
+async function partialRequest(url: string, token: string, length: number, sent: string): Promise<net.Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/pools/none/scale HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${sent}`,
+  );
+  return socket;
+}
+
+/** Resolve with what `socket` received once it has a whole answer head. */
+function answerHead(socket: net.Socket): Promise<string> {
+  let got = '';
+  return new Promise((resolve) => {
+    socket.on('data', (d) => {
+      got += d.toString();
+      if (got.includes('\r\n\r\n')) resolve(got);
+    });
+  });
+}
+
+test('a client that goes while its body waits for the gate does not take a body slot with it', {
+  timeout: 60_000,
+}, async (t) => {
+  const cwd = tempWorkspace(t);
+  const server = await startServer(cwd);
+  t.after(async () => {
+    server.proc.child.kill('SIGTERM');
+    await server.proc.result;
+  });
+  const body = JSON.stringify({ workers: 1 });
+  // The first body arrives slowly: it holds the slot while it is read.
+  const slow = await partialRequest(server.url, server.token, body.length, body.slice(0, 3));
+  await new Promise((r) => setTimeout(r, 200));
+  // The second waits for that slot, and its client goes.
+  const gone = await partialRequest(server.url, server.token, body.length, body);
+  await new Promise((r) => setTimeout(r, 300));
+  gone.destroy();
+  await new Promise((r) => setTimeout(r, 300));
+  // The slow body completes and is answered; the slot passes to the one gone, which must hand it on.
+  const slowAnswer = answerHead(slow);
+  slow.write(body.slice(3));
+  assert.match(await slowAnswer, /^HTTP\/1\.1 \d{3}/);
+  slow.destroy();
+  // Bodies are still read: with the slot lost, this request would wait for ever.
+  const answered = await Promise.race([
+    api(server.url, 'POST', '/pools/none/scale', server.token, { workers: 1 }),
+    new Promise<'hung'>((r) => setTimeout(() => r('hung'), 10_000)),
+  ]);
+  assert.notEqual(answered, 'hung', 'a request with a body got no answer in 10 s: a body slot was lost');
+  assert.equal((answered as { status: number }).status, 404);
+});
