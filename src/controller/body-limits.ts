@@ -13,10 +13,14 @@ export class BodyGate {
 
   constructor(private readonly slots: number) {}
 
-  /** Wait for a free slot; resolves with its release function (idempotent). */
-  async acquire(): Promise<() => void> {
-    if (this.busy >= this.slots) await new Promise<void>((r) => this.waiting.push(r));
-    else this.busy++;
+  /**
+   * Wait for a free slot; resolves with its release function (idempotent). When `gone` aborts while it waits
+   * (its client went), it leaves the queue and resolves with a release that does nothing: a slot passed to a
+   * request that is gone would be lost for good, and with every slot lost no body is ever read again.
+   */
+  async acquire(gone?: AbortSignal): Promise<() => void> {
+    if (this.busy < this.slots) this.busy++;
+    else if (!(await this.wait(gone))) return () => {};
     let released = false;
     return () => {
       if (released) return;
@@ -26,6 +30,24 @@ export class BodyGate {
         next(); // the slot passes on
       else this.busy--;
     };
+  }
+
+  /** Wait in the queue for a slot passed on: true when it came, false when `gone` aborted first. */
+  private wait(gone: AbortSignal | undefined): Promise<boolean> {
+    if (gone?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const take = () => {
+        gone?.removeEventListener('abort', leave);
+        resolve(true);
+      };
+      const leave = () => {
+        const i = this.waiting.indexOf(take);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve(false);
+      };
+      this.waiting.push(take);
+      gone?.addEventListener('abort', leave, { once: true });
+    });
   }
 }
 
@@ -82,35 +104,34 @@ const RECLAIM_BYTES = 8 << 20;
 
 type Collect = (opts: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;
 
-export class Reclaimer {
-  private drainedSince = 0;
-  private parsedSince = 0;
+class Reclaimer {
+  private readonly since = { minor: 0, major: 0 };
   private gc: Collect | undefined;
 
   /** `bytes` of a refused body were read and thrown away. */
   drained(bytes: number): void {
-    this.drainedSince += bytes;
-    if (this.drainedSince < RECLAIM_BYTES) return;
-    this.drainedSince = 0;
-    this.collector()({ type: 'minor' });
+    this.count('minor', bytes);
   }
 
-  /** A request whose body of `bytes` was parsed has been answered: that body is garbage now. */
+  /**
+   * A request whose body of `bytes` was parsed has been answered: that body is garbage now. Parsed bodies live as
+   * long as their handler, long enough to reach the old generation: a major collection, marked concurrently, not
+   * a pause.
+   */
   answered(bytes: number): void {
-    this.parsedSince += bytes;
-    if (this.parsedSince < RECLAIM_BYTES) return;
-    this.parsedSince = 0;
-    // Parsed bodies live as long as their handler, long enough to reach the old generation: a major collection,
-    // marked concurrently, not a pause.
-    this.collector()({ type: 'major', execution: 'async' });
+    this.count('major', bytes);
   }
 
-  private collector(): Collect {
+  /** Count `bytes` of garbage of a kind; collect that kind once RECLAIM_BYTES of it piled up. */
+  private count(kind: 'minor' | 'major', bytes: number): void {
+    this.since[kind] += bytes;
+    if (this.since[kind] < RECLAIM_BYTES) return;
+    this.since[kind] = 0;
     if (this.gc === undefined) {
       v8.setFlagsFromString('--expose-gc');
       this.gc = vm.runInNewContext('gc') as Collect;
     }
-    return this.gc;
+    this.gc(kind === 'minor' ? { type: 'minor' } : { type: 'major', execution: 'async' });
   }
 }
 

@@ -21,7 +21,7 @@ declare module 'fastify' {
     worker?: LiveWorker;
     /** Frees this request's body slot (see BodyGate). */
     releaseBody?: () => void;
-    /** The length of this request's body, once it was parsed (see Reclaimer). */
+    /** The bytes its body took on the wire, once it was parsed (negative while it is; see Reclaimer). */
     parsedBytes?: number;
   }
 }
@@ -104,26 +104,28 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
 
   app.addHook('preParsing', async (req, reply, payload) => {
     if (!hasBody(req.raw)) return payload;
-    // Listen before waiting: a client may go while its body waits for a slot, and then its slot, when it comes,
-    // must pass on at once (else one slot is lost for good: with every slot lost, no body is ever read again).
-    let closed = false;
+    // A client may go while its body waits for a slot: it leaves the queue (see BodyGate.acquire); one that goes
+    // later gives its slot back at once.
+    const gone = new AbortController();
     reply.raw.once('close', () => {
-      closed = true;
+      gone.abort();
       req.releaseBody?.();
     });
-    req.releaseBody = await gate.acquire();
-    if (closed) req.releaseBody();
+    req.releaseBody = await gate.acquire(gone.signal);
+    if (gone.signal.aborted) req.releaseBody();
+    req.parsedBytes = -req.raw.socket.bytesRead;
     return payload;
   });
   // The body is parsed and validated: its slot is free for the next one.
   app.addHook('preHandler', async (req) => {
     if (!req.releaseBody) return;
     req.releaseBody();
-    req.parsedBytes = Number(req.headers['content-length'] ?? 0);
+    // Bytes read off the socket while the body was parsed (chunked bodies have no Content-Length to go by).
+    req.parsedBytes = (req.parsedBytes ?? 0) + req.raw.socket.bytesRead;
   });
   // Its parsed body is garbage now (see Reclaimer).
   app.addHook('onResponse', async (req) => {
-    if (req.parsedBytes) reclaim.answered(req.parsedBytes);
+    if (req.parsedBytes !== undefined && req.parsedBytes > 0) reclaim.answered(req.parsedBytes);
   });
 
   app.setNotFoundHandler((req, reply) => {

@@ -39,9 +39,10 @@ interface EndCase {
   err?: LogCheck;
 }
 
-/** The variables a task sees that drover sets, but those the test sets to choose a runner. */
-// The variables drover sets; those of the test run itself (DROVER_SPAWNER, CI's DROVER_TEST_SLURM, ...) pass
-// through to the task as any variable of the user's does, and are left out.
+/**
+ * The variables a task sees that drover sets. Those of the test run itself (DROVER_SPAWNER, CI's
+ * DROVER_TEST_SLURM, ...) pass through to the task as any variable of the user's does, and are left out.
+ */
 const DROVER_ENV =
   "env | grep '^DROVER_' | grep -v '^DROVER_\\(SPAWNER\\|ELEMENT_RUNNER\\|TEST_[A-Z_]*\\|FAKE_[A-Z_]*\\)=' | sort; echo \"cwd $(pwd)\"";
 
