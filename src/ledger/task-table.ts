@@ -12,8 +12,8 @@ export interface TaskFilter {
   states?: readonly State[];
 }
 
-/** One row: id, state, exit code, attempts, tag, command. */
-export type TableRow = [number, State, number | null, number, string, string];
+/** One row: id, state, exit code, attempts, tag, command, params (JSON text of an object of strings). */
+export type TableRow = [number, State, number | null, number, string, string, string];
 
 /** Widest text of each short column, and the tags that are not plain printable ASCII (measured by the caller). */
 export interface ColumnWidths {
@@ -27,12 +27,13 @@ export interface ColumnWidths {
   otherTags: string[];
 }
 
-function where(filter: TaskFilter): { sql: string; args: string[] } {
+function where(filter: TaskFilter, table = ''): { sql: string; args: string[] } {
+  const t = table === '' ? '' : `${table}.`;
   return {
     sql: [
-      'job_id = ?',
-      ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
-      ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
+      `${t}job_id = ?`,
+      ...(filter.ids ? [`${t}id IN (SELECT value FROM json_each(?))`] : []),
+      ...(filter.states ? [`${t}state IN (SELECT value FROM json_each(?))`] : []),
     ].join(' AND '),
     args: [
       ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
@@ -79,7 +80,7 @@ export function* tableRows(
   // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
   const stmt = ledger
     .stmt(
-      `SELECT id, state, exit_code, tries, tag, command FROM tasks WHERE ${w.sql} AND id > ? ORDER BY id LIMIT ?`,
+      `SELECT id, state, exit_code, tries, tag, command, params FROM tasks WHERE ${w.sql} AND id > ? ORDER BY id LIMIT ?`,
     )
     .raw(true);
   let after = 0;
@@ -89,4 +90,44 @@ export function* tableRows(
     after = rows[rows.length - 1]![0];
     yield rows;
   }
+}
+
+/** A params column: its key, the widest plain-ASCII value, and the other values (the caller measures them). */
+export interface ParamColumn {
+  key: string;
+  asciiWidth: number;
+  otherValues: string[];
+}
+
+/**
+ * The params keys of a job's rows in the order the sweep has them (first task that has a key, then the key's place
+ * in that task's params), with what the widths need. One aggregate query over the params.
+ */
+export function paramColumns(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ParamColumn[] {
+  const w = where(filter, 't');
+  const rows = ledger
+    .stmt(
+      `SELECT p.key AS key, min(t.id) AS first,
+         max(CASE WHEN p.value NOT GLOB '*[^ -~]*' THEN length(p.value) ELSE 0 END) AS asciiWidth,
+         json_group_array(DISTINCT CASE WHEN p.value GLOB '*[^ -~]*' THEN p.value END) AS other
+       FROM tasks t, json_each(t.params) p WHERE ${w.sql}
+       GROUP BY p.key`,
+    )
+    .all(jobId, ...w.args) as { key: string; first: number; asciiWidth: number; other: string }[];
+  const firsts = new Map<number, string[]>();
+  for (const r of rows) {
+    if (firsts.has(r.first)) continue;
+    const text = ledger
+      .stmt('SELECT params FROM tasks WHERE job_id = ? AND id = ?')
+      .pluck()
+      .get(jobId, r.first);
+    firsts.set(r.first, Object.keys(JSON.parse(String(text)) as object));
+  }
+  const place = (r: { key: string; first: number }) => firsts.get(r.first)!.indexOf(r.key);
+  rows.sort((a, b) => a.first - b.first || place(a) - place(b));
+  return rows.map((r) => ({
+    key: r.key,
+    asciiWidth: r.asciiWidth,
+    otherValues: (JSON.parse(r.other) as (string | null)[]).filter((v): v is string => v !== null),
+  }));
 }
