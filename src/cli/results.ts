@@ -87,10 +87,8 @@ function results(name: string, opts: ResultsOptions): void {
   if (opts.json && opts.csv) throw usageError('--json and --csv both say how to print: give one');
   if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   const states = opts.state !== undefined ? parseStates(opts.state) : undefined;
-  const sort =
-    opts.sort !== undefined ? fieldAndMode(opts.sort, ['asc', 'desc'] as const, '--sort') : undefined;
-  const best =
-    opts.best !== undefined ? fieldAndMode(opts.best, ['min', 'max'] as const, '--best') : undefined;
+  const sort = opts.sort !== undefined ? fieldAndMode(opts.sort, ['asc', 'desc'] as const) : undefined;
+  const best = opts.best !== undefined ? fieldAndMode(opts.best, ['min', 'max'] as const) : undefined;
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(name);
   const job = loadJob(ws, name, { report: note });

@@ -117,13 +117,13 @@ export function sortValue(column: Column, cell: unknown): unknown {
 /** Order the rows by a column: numbers by value, then text, then the rows without one; ties by task id. */
 export function sortRows<T extends { task: TaskResult }>(
   rows: readonly T[],
-  valueOf: (row: T) => unknown,
+  keyOf: (row: T) => unknown,
   descending: boolean,
 ): T[] {
   const rank = (v: unknown) => (numberOf(v) !== undefined ? 0 : v === undefined || v === null ? 2 : 1);
   return [...rows].sort((a, b) => {
-    const va = valueOf(a);
-    const vb = valueOf(b);
+    const va = keyOf(a);
+    const vb = keyOf(b);
     const ra = rank(va);
     const rb = rank(vb);
     if (ra !== rb) return ra - rb;
@@ -141,13 +141,13 @@ export function sortRows<T extends { task: TaskResult }>(
 /** The best row by a column: the least (or greatest) finite number; ties go to the lowest task id. */
 export function bestRow<T extends { task: TaskResult }>(
   rows: readonly T[],
-  valueOf: (row: T) => unknown,
+  keyOf: (row: T) => unknown,
   max: boolean,
 ): T | undefined {
   let best: T | undefined;
   let bestValue = 0;
   for (const row of rows) {
-    const v = numberOf(valueOf(row));
+    const v = numberOf(keyOf(row));
     if (v === undefined) continue;
     if (
       best === undefined ||
@@ -161,12 +161,8 @@ export function bestRow<T extends { task: TaskResult }>(
   return best;
 }
 
-/** `FIELD[:suffix]` split, the suffix one of `allowed` (the first is the default). */
-export function fieldAndMode<M extends string>(
-  text: string,
-  allowed: readonly M[],
-  flag: string,
-): [string, M] {
+/** `FIELD[:suffix]` split, the suffix one of `allowed` (the first is the default); other suffixes are the field's. */
+export function fieldAndMode<M extends string>(text: string, allowed: readonly M[]): [string, M] {
   const at = text.lastIndexOf(':');
   const suffix = at < 0 ? undefined : text.slice(at + 1);
   if (suffix !== undefined && (allowed as readonly string[]).includes(suffix))
