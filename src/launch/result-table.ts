@@ -73,14 +73,17 @@ export function cellOf(column: Column, task: TaskResult, flat: FlatResult): Cell
 }
 
 /**
- * The column FIELD names: a result field, a params key, `duration_s` or `task` (`result.NAME` and `params.NAME`
- * say which when a name is both). Unknown or ambiguous names are usage errors naming what there is.
+ * The column FIELD names: `task`, `state` or `duration_s`, a params key or a result field (`result.NAME` and
+ * `params.NAME` say which when a name is both). Unknown or ambiguous names are usage errors naming what there is.
  */
 export function resolveField(field: string, columns: readonly Column[], flag: string): Column {
   if (field === '' || /[\u0000-\u001f\u007f]/.test(field))
     throw usageError(
       `${flag} ${JSON.stringify(field)} is no field name: give a result field, a param, duration_s or task`,
     );
+  // task, state and duration_s are always the task's own (a result field of that name is result.NAME).
+  const own = columns.find((c) => c.kind !== 'param' && c.kind !== 'result' && c.name === field);
+  if (own) return own;
   const byName = columns.filter((c) => c.name === field);
   const byParam = field.startsWith('params.')
     ? columns.filter((c) => c.kind === 'param' && c.key === field.slice(7))
