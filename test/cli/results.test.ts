@@ -258,7 +258,7 @@ test('a result field named like a column is result.NAME; --sort/--best say which
   const cwd = tempWorkspace(t);
   fs.writeFileSync(
     path.join(cwd, 'task.sh'),
-    'echo "{\\"task\\": \\"mine\\", \\"--lr\\": $((10 - ${1#--lr=})), \\"state\\": 1}" > "$DROVER_RESULT_FILE"\n',
+    'n=$(echo "$1" | cut -d= -f2)\necho "{\\"task\\": \\"mine\\", \\"--lr\\": $((10 - n)), \\"state\\": 1}" > "$DROVER_RESULT_FILE"\n',
   );
   await ok(cwd, [
     'prelaunch',
