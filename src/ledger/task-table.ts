@@ -100,34 +100,32 @@ export interface ParamColumn {
 }
 
 /**
- * The params keys of a job's rows in the order the sweep has them (first task that has a key, then the key's place
- * in that task's params), with what the widths need. One aggregate query over the params.
+ * The params keys of a job's rows in the order the sweep has them (the first task that has a key, then its place
+ * in that task's params), with what the widths need: one pass over the params texts, parsed here (an aggregate
+ * over json_each took ~0.16 s for 100,000 tasks, and ordered the keys only with more queries). Tasks with the same params text are read once.
  */
 export function paramColumns(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ParamColumn[] {
-  const w = where(filter, 't');
-  const rows = ledger
-    .stmt(
-      `SELECT p.key AS key, min(t.id) AS first,
-         max(CASE WHEN p.value NOT GLOB '*[^ -~]*' THEN length(p.value) ELSE 0 END) AS asciiWidth,
-         json_group_array(DISTINCT CASE WHEN p.value GLOB '*[^ -~]*' THEN p.value END) AS other
-       FROM tasks t, json_each(t.params) p WHERE ${w.sql}
-       GROUP BY p.key`,
-    )
-    .all(jobId, ...w.args) as { key: string; first: number; asciiWidth: number; other: string }[];
-  const firsts = new Map<number, string[]>();
-  for (const r of rows) {
-    if (firsts.has(r.first)) continue;
-    const text = ledger
-      .stmt('SELECT params FROM tasks WHERE job_id = ? AND id = ?')
-      .pluck()
-      .get(jobId, r.first);
-    firsts.set(r.first, Object.keys(JSON.parse(String(text)) as object));
+  const w = where(filter);
+  const columns = new Map<string, { asciiWidth: number; other: Set<string> }>();
+  let previous = '{}';
+  const texts = ledger
+    .stmt(`SELECT params FROM tasks WHERE ${w.sql} AND params != '{}' ORDER BY id`)
+    .pluck()
+    .iterate(jobId, ...w.args) as IterableIterator<string>;
+  for (const text of texts) {
+    if (text === previous) continue;
+    previous = text;
+    const params = JSON.parse(text) as Record<string, string>;
+    for (const key in params) {
+      const value = params[key]!;
+      let c = columns.get(key);
+      if (!c) columns.set(key, (c = { asciiWidth: 0, other: new Set() }));
+      if (PLAIN_VALUE.test(value)) c.asciiWidth = Math.max(c.asciiWidth, value.length);
+      else c.other.add(value);
+    }
   }
-  const place = (r: { key: string; first: number }) => firsts.get(r.first)!.indexOf(r.key);
-  rows.sort((a, b) => a.first - b.first || place(a) - place(b));
-  return rows.map((r) => ({
-    key: r.key,
-    asciiWidth: r.asciiWidth,
-    otherValues: (JSON.parse(r.other) as (string | null)[]).filter((v): v is string => v !== null),
-  }));
+  return [...columns].map(([key, c]) => ({ key, asciiWidth: c.asciiWidth, otherValues: [...c.other] }));
 }
+
+/** A value made of printable ASCII only (one column per character). */
+const PLAIN_VALUE = /^[ -~]*$/;
