@@ -119,7 +119,10 @@ export function paramColumns(ledger: Ledger, jobId: number, filter: TaskFilter =
     for (const key in params) {
       const value = params[key]!;
       let c = columns.get(key);
-      if (!c) columns.set(key, (c = { asciiWidth: 0, other: new Set() }));
+      if (!c) {
+        c = { asciiWidth: 0, other: new Set() };
+        columns.set(key, c);
+      }
       if (PLAIN_VALUE.test(value)) c.asciiWidth = Math.max(c.asciiWidth, value.length);
       else c.other.add(value);
     }
