@@ -29,6 +29,11 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'drover list lr --attempts --tasklist 7',
     'drover list lr --json | jq -r \'.[] | select(.state=="failed") | .task\'',
   ],
+  results: [
+    'drover results lr',
+    'drover results lr --best loss --json',
+    'drover results lr --sort acc:desc --csv > lr.csv',
+  ],
   logs: ['drover logs lr 7', 'drover logs lr 7 --err --attempt 1', 'drover logs lr 7 --follow'],
   cancel: ['drover cancel lr', 'drover cancel lr --tasklist 3-7 --yes'],
   history: ['drover history -n 10', 'drover history --launch --since 2026-11-30 --details'],

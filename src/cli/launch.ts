@@ -101,6 +101,10 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     envOption,
   ],
   [
+    '--result <source>',
+    'where drover results finds each task’s result: file (what it wrote to $DROVER_RESULT_FILE, default) or stdout (its last stdout line that is a JSON object)',
+  ],
+  [
     '--dry-run',
     'show what would run (on a cluster: the sbatch/qsub commands, as the launch would run them) and record nothing but the history',
   ],
@@ -182,6 +186,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       'taskTimeout',
       'detach',
       'dryRun',
+      'result',
     ]),
     request: {
       ...pick(['cpus', 'duration', 'maxTasks', 'maxTasksPerNode', 'partition', 'account', 'qos', 'after']),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
-import { jobfileStamp } from '../launch/load-job.js';
+import { jobStamp } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
 import { describeChanges, findJob, syncJobTasks } from '../ledger/jobs.js';
 import { openLaunches } from '../ledger/launches.js';
@@ -13,11 +13,17 @@ import {
   expandSweep,
   jobfilePath,
   nextTaskId,
+  type ParamsRecord,
   PRELAUNCH_USAGE,
+  paramsFileLimit,
+  paramsFilePath,
+  paramsOfEntries,
   parsePrelaunchArgs,
   prelaunchRequest,
   readJobfile,
+  readParamsFile,
   serializeJobfile,
+  serializeParamsFile,
   unknownTagArgs,
   writeJobfileAtomic,
 } from '../sweep/index.js';
@@ -68,31 +74,48 @@ function prelaunch(words: string[]): void {
   if (known) refresh(ws.ledger, known.id);
   // The ledger's write lock makes the read-modify-write of the jobfile atomic against concurrent prelaunches;
   // if the ledger then cannot take the change, the jobfile goes back to what it was (nothing half-written).
+  // The params file is written the same way, under the same lock, and put back with the jobfile.
+  const paramsFile = paramsFilePath(jobfile);
   const undo = new JobfileUndo(jobfile);
+  const undoParams = new JobfileUndo(paramsFile);
   const { tasks, total, changes } = undo.around(() =>
-    ws.ledger.write(() => {
-      if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
-      const existing = spec.append ? readJobfile(jobfile) : new Map();
-      const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
-      const entries = addTasks(existing, tasks);
-      fs.mkdirSync(path.dirname(jobfile), { recursive: true });
-      undo.keep();
-      writeJobfileAtomic(jobfile, serializeJobfile(entries));
-      const { changes } = syncJobTasks(
-        ws.ledger,
-        spec.jobname,
-        jobfile,
-        entries,
-        jobfileStamp(jobfile) ?? null,
-      );
-      recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
-      return { tasks, total: entries.size, changes };
-    }),
+    undoParams.around(() =>
+      ws.ledger.write(() => {
+        if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
+        const existing = spec.append ? readJobfile(jobfile) : new Map();
+        const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
+        const entries = addTasks(existing, tasks);
+        const records = spec.append ? existingParams(jobfile, paramsFile) : new Map<number, ParamsRecord>();
+        for (const t of tasks) records.set(t.id, { command: t.command, params: t.params });
+        fs.mkdirSync(path.dirname(jobfile), { recursive: true });
+        undo.keep();
+        undoParams.keep();
+        writeJobfileAtomic(paramsFile, serializeParamsFile(records));
+        writeJobfileAtomic(jobfile, serializeJobfile(entries));
+        const { changes } = syncJobTasks(
+          ws.ledger,
+          spec.jobname,
+          jobfile,
+          paramsOfEntries(entries, records),
+          jobStamp(jobfile) ?? null,
+        );
+        recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
+        return { tasks, total: entries.size, changes };
+      }),
+    ),
   );
   if (!spec.quiet) process.stdout.write(tasks.map((t) => `${t.command}\n`).join(''));
   process.stdout.write(`Prelaunched ${total} jobs for ${spec.jobname}.\n`);
   const line = describeChanges(spec.jobname, changes);
   if (line !== undefined) note(`drover: ${line}`);
+}
+
+/** The params file's records before `+append` adds to it; a damaged one is dropped with a warning. */
+function existingParams(jobfile: string, paramsFile: string): Map<number, ParamsRecord> {
+  const read = readParamsFile(paramsFile, paramsFileLimit(fs.statSync(jobfile).size));
+  if (read.problem !== undefined)
+    note(`drover: warning: ${paramsFile} ${read.problem}; the earlier tasks' params are dropped from it`);
+  return read.records;
 }
 
 /**

@@ -54,6 +54,11 @@ export interface SweepTask {
   command: string;
   /** The tag passed to the command, or `''` when the sweep has no `+tag`. */
   tag: string;
+  /**
+   * The sweep values that made it: `--lr` → `0.1` (hydra: `lr` → `0.1`), `pos1` → the first `+pos-arg`'s value,
+   * a `+flag` → `'true'` or `'false'`. A `+arg` given without values is no sweep value and has no key.
+   */
+  params: Record<string, string>;
 }
 
 /** One jobfile record: onager stores it as `["<command>", "<tag>"]` under the task id. */
