@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
-import { usageError } from '../errors.js';
+import { DroverError, usageError } from '../errors.js';
 import { jobStamp } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
 import { describeChanges, findJob, syncJobTasks } from '../ledger/jobs.js';
@@ -10,6 +10,7 @@ import { openLaunches } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import {
   addTasks,
+  commandsOfText,
   expandSweep,
   jobfilePath,
   nextTaskId,
@@ -22,15 +23,18 @@ import {
   prelaunchRequest,
   readJobfile,
   readParamsFile,
+  type SweepTask,
   serializeJobfile,
   serializeParamsFile,
   unknownTagArgs,
   writeJobfileAtomic,
 } from '../sweep/index.js';
+import { MAX_JOB_TASKS } from '../util/limits.js';
 import { EXAMPLES } from './examples.js';
 import { note } from './output.js';
 import { prelaunchWordLines } from './prelaunch-words.js';
 import { self } from './self.js';
+import { cellText } from './table.js';
 import { openWorkspace } from './workspace.js';
 
 const HELP = `Make a job from a sweep, in onager's grammar, and write its jobfile (.drover/jobs/<job>/jobs.json).
@@ -62,6 +66,11 @@ export function registerPrelaunch(program: Command): void {
 
 function prelaunch(words: string[]): void {
   const spec = parsePrelaunchArgs(words);
+  // A file of commands is read and checked before anything is opened or written.
+  const fromFile =
+    spec.commandsFile !== undefined
+      ? commandsOfText(readCommandsFile(spec.commandsFile), shownFile(spec.commandsFile))
+      : undefined;
   for (const name of unknownTagArgs(spec))
     note(`drover: warning: +tag-args ${name} is not one of the +arg names`);
   const ws = openWorkspace();
@@ -83,7 +92,9 @@ function prelaunch(words: string[]): void {
       ws.ledger.write(() => {
         if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
         const existing = spec.append ? readJobfile(jobfile) : new Map();
-        const tasks = expandSweep(spec, { startId: nextTaskId(existing) });
+        const tasks = fromFile
+          ? renumber(fromFile, nextTaskId(existing), shownFile(spec.commandsFile!))
+          : expandSweep(spec, { startId: nextTaskId(existing) });
         const entries = addTasks(existing, tasks);
         const records = spec.append ? existingParams(jobfile, paramsFile) : new Map<number, ParamsRecord>();
         for (const t of tasks) records.set(t.id, { command: t.command, params: t.params });
@@ -108,6 +119,60 @@ function prelaunch(words: string[]): void {
   process.stdout.write(`Prelaunched ${total} jobs for ${spec.jobname}.\n`);
   const line = describeChanges(spec.jobname, changes);
   if (line !== undefined) note(`drover: ${line}`);
+}
+
+/** The largest commands file read (a million commands of 1,000 characters). */
+const MAX_COMMANDS_FILE_BYTES = 1 << 30;
+
+/** How a commands file is named in messages. */
+function shownFile(file: string): string {
+  return file === '-' ? '(standard input)' : `'${cellText(file)}'`;
+}
+
+/** The text of `+commands-file FILE` (`-`: standard input), or one line saying why it cannot be read. */
+function readCommandsFile(file: string): string {
+  const shown = shownFile(file);
+  let bytes: Buffer;
+  try {
+    if (file === '-') {
+      if (process.stdin.isTTY)
+        throw usageError('+commands-file - reads standard input, which is a terminal: pipe the commands in');
+      bytes = fs.readFileSync(0);
+    } else {
+      const size = fs.statSync(file).size;
+      if (size > MAX_COMMANDS_FILE_BYTES)
+        throw usageError(
+          `+commands-file ${shown} has ${size} bytes, more than ${MAX_COMMANDS_FILE_BYTES}: split it`,
+        );
+      bytes = fs.readFileSync(file);
+    }
+  } catch (err) {
+    if (err instanceof DroverError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a folder'
+          : code === 'EACCES'
+            ? 'cannot be read (permission denied)'
+            : `cannot be read (${code ?? String(err)})`;
+    throw usageError(`+commands-file ${shown}: ${why}; give a file of commands, one per line`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw usageError(`+commands-file ${shown} is not UTF-8 text: give a text file of commands, one per line`);
+  }
+}
+
+/** The file's tasks numbered from `startId` (after the job's tasks, with +append). */
+function renumber(tasks: SweepTask[], startId: number, shown: string): SweepTask[] {
+  if (startId + tasks.length - 1 > MAX_JOB_TASKS)
+    throw usageError(
+      `+commands-file ${shown} would give the job more tasks than it may have (${MAX_JOB_TASKS})`,
+    );
+  return tasks.map((t, i) => ({ ...t, id: startId + i }));
 }
 
 /** The params file's records before `+append` adds to it; a damaged one is dropped with a warning. */

@@ -3,6 +3,7 @@
  * jobfile (`{"1": ["<command>", "<tag>"], ...}`) shared with onager.
  */
 
+export { commandsOfText } from './commands-file.js';
 export type { ExpandOptions } from './expand.js';
 export { expandSweep, nextTaskId, tagKeyName, unknownTagArgs } from './expand.js';
 export { addTasks, readJobfile, serializeJobfile, writeJobfileAtomic } from './jobfile.js';

@@ -14,8 +14,10 @@ export interface SweepArg {
  * Repeated single-value options keep the last one given, as argparse does.
  */
 export interface PrelaunchSpec {
-  /** `+command`: the base command every task starts with. */
+  /** `+command`: the base command every task starts with (`''` with `+commands-file`). */
   command: string;
+  /** `+commands-file`: a file of whole commands, one per line (`-`: standard input), instead of a sweep. */
+  commandsFile?: string;
   /** `+jobname`: the job's name, already validated (see `validateJobname`). */
   jobname: string;
   /** `+jobfile`: a path template where `{jobname}` is replaced; undefined means the default jobfile. */
