@@ -14,6 +14,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   prelaunch: [
     "drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.1 0.01 +arg --seed 1 2 +tag",
     "drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.001 +arg --seed 1 2 +tag +append",
+    'drover prelaunch +commands-file commands.txt +jobname batch',
   ],
   launch: [
     'drover launch --jobname lr --max-tasks 4                 # here, 4 at a time, live progress',

@@ -37,10 +37,13 @@ import { self } from './self.js';
 import { cellText } from './table.js';
 import { openWorkspace } from './workspace.js';
 
-const HELP = `Make a job from a sweep, in onager's grammar, and write its jobfile (.drover/jobs/<job>/jobs.json).
+/** prelaunch's help, in the layout commander gives every other command's (its words are not commander's). */
+const HELP = `Usage: drover prelaunch +command CMD +jobname NAME [+arg NAME VALUE...] [word...]
+       drover prelaunch +commands-file FILE +jobname NAME [word...]
 
-${PRELAUNCH_USAGE}
+make a job from a sweep, in onager's grammar, and write its jobfile (.drover/jobs/<job>/jobs.json)
 
+Words:
 ${prelaunchWordLines()}
 
 Examples:
@@ -52,6 +55,7 @@ export function registerPrelaunch(program: Command): void {
   program
     .command('prelaunch')
     .description('make a job from a sweep (onager’s +command +jobname +arg ... grammar)')
+    .usage('+command CMD +jobname NAME [word...]  |  +commands-file FILE +jobname NAME [word...]')
     .helpOption(false)
     .allowUnknownOption()
     .allowExcessArguments()
