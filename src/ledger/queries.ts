@@ -1,5 +1,6 @@
 import { STATES, type State, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
+import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
 
@@ -84,19 +85,20 @@ export function* taskJsonChunks(
   withJobname = false,
   size = 1000,
 ): Generator<string> {
-  const fields = `'task', id, 'command', command, 'tag', tag, 'state', state, 'exit_code', exit_code,
-    'attempts', tries, 'launch', CAST(last_launch_id AS TEXT)`;
+  const fields = `'task', t.id, 'command', t.command, 'tag', t.tag, 'state', t.state, 'exit_code', t.exit_code,
+    'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT), 'started_at', a.started_at,
+    'ended_at', a.ended_at, 'duration_s', a.duration, 'host', a.host`;
   const where = [
-    'job_id = ?',
-    'id > ?',
-    ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
-    ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
+    't.job_id = ?',
+    't.id > ?',
+    ...(filter.ids ? ['t.id IN (SELECT value FROM json_each(?))'] : []),
+    ...(filter.states ? ['t.state IN (SELECT value FROM json_each(?))'] : []),
   ].join(' AND ');
   const stmt = ledger
     .stmt(
       `SELECT max(id) AS last, group_concat(j, ',' || char(10) ORDER BY id) AS text FROM (
-         SELECT id, json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}) AS j
-         FROM tasks WHERE ${where} ORDER BY id LIMIT ?)`,
+         SELECT t.id, json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}) AS j
+         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?)`,
     )
     .raw(true);
   const extra = [
