@@ -1,6 +1,6 @@
 import { STATES, type State, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
-import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
+import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
 
@@ -87,7 +87,7 @@ export function* taskJsonChunks(
 ): Generator<string> {
   const fields = `'task', t.id, 'command', t.command, 'tag', t.tag, 'state', t.state, 'exit_code', t.exit_code,
     'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT), 'started_at', a.started_at,
-    'ended_at', a.ended_at, 'duration_s', a.duration, 'host', a.host`;
+    'ended_at', a.ended_at, 'duration_s', ${LATEST_DURATION}, 'host', a.host`;
   const where = [
     't.job_id = ?',
     't.id > ?',

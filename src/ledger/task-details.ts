@@ -1,6 +1,6 @@
 import type { State } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
-import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
+import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
 import type { TaskFilter } from './task-table.js';
 
@@ -57,7 +57,7 @@ export function* taskDetailChunks(
   const stmt = ledger
     .stmt(
       `SELECT t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
-         a.started_at, a.ended_at, a.duration, a.host, a.signal
+         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal
        FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?`,
     )
     .raw(true);
