@@ -43,20 +43,27 @@ export function launchTimes(
   };
 }
 
-/** The longest-running ended attempts of a job. */
-export function slowestAttempts(
-  ledger: Ledger,
-  jobId: number,
-  limit: number,
-): { task: number; attempt: number; seconds: number; state: State }[] {
+/** A slow attempt as `drover status` names it, with the tag and command its task has now (the one it ran). */
+export interface SlowAttempt {
+  task: number;
+  attempt: number;
+  /** How long it ran, seconds, to the millisecond. */
+  seconds: number;
+  state: State;
+  tag: string;
+  command: string;
+}
+
+/** The longest-running ended attempts of a job's current commands. */
+export function slowestAttempts(ledger: Ledger, jobId: number, limit: number): SlowAttempt[] {
   return ledger
     .stmt(
-      `SELECT a.task_id AS task, a.attempt, a.duration AS seconds, a.state FROM attempts a
+      `SELECT a.task_id AS task, a.attempt, round(a.duration, 3) AS seconds, a.state, t.tag, t.command FROM attempts a
          JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.revision = t.revision
        WHERE a.job_id = ? AND a.duration IS NOT NULL ORDER BY a.job_id DESC, a.duration DESC LIMIT ?`,
     )
-    .all(jobId, limit) as { task: number; attempt: number; seconds: number; state: State }[];
+    .all(jobId, limit) as SlowAttempt[];
 }
 
 /** A job's tasks, optionally only some ids and states, in id order. */
