@@ -16,6 +16,8 @@ export interface TaskDetail extends TaskRow {
   host: string | null;
   /** The signal that ended it (SIGKILL, ...), or null. */
   signal: string | null;
+  /** Its standard output's log file, when the runner said. */
+  stdout_path: string | null;
 }
 
 type Raw = [
@@ -29,6 +31,7 @@ type Raw = [
   number | null,
   number | null,
   number | null,
+  string | null,
   string | null,
   string | null,
 ];
@@ -57,7 +60,7 @@ export function* taskDetailChunks(
   const stmt = ledger
     .stmt(
       `SELECT t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
-         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal
+         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path
        FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?`,
     )
     .raw(true);
@@ -79,6 +82,7 @@ export function* taskDetailChunks(
       duration: r[9],
       host: r[10],
       signal: r[11],
+      stdout_path: r[12],
     }));
   }
 }
@@ -88,4 +92,57 @@ export function listTaskDetails(ledger: Ledger, jobId: number, filter: TaskFilte
   const out: TaskDetail[] = [];
   for (const chunk of taskDetailChunks(ledger, jobId, filter)) out.push(...chunk);
   return out;
+}
+
+/** What the widths of the attempt columns need: the hosts of the tasks' latest attempts, and the longest run. */
+export function attemptColumnStats(
+  ledger: Ledger,
+  jobId: number,
+  filter: TaskFilter = {},
+): { hosts: string[]; maxDuration: number | null } {
+  const rows = ledger
+    .stmt(
+      `SELECT a.host AS host, max(${LATEST_DURATION}) AS longest FROM tasks t ${LATEST_ATTEMPT_JOIN}
+       WHERE t.job_id = ?${filter.ids ? ' AND t.id IN (SELECT value FROM json_each(?))' : ''}${
+         filter.states ? ' AND t.state IN (SELECT value FROM json_each(?))' : ''
+       } GROUP BY a.host`,
+    )
+    .all(
+      jobId,
+      ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
+      ...(filter.states ? [JSON.stringify(filter.states)] : []),
+    ) as { host: string | null; longest: number | null }[];
+  return {
+    hosts: rows.flatMap((r) => (r.host === null ? [] : [r.host])),
+    maxDuration: rows.reduce<number | null>(
+      (m, r) => (r.longest === null ? m : m === null ? r.longest : Math.max(m, r.longest)),
+      null,
+    ),
+  };
+}
+
+/** The widest plain-ASCII command of a job's tasks, and the commands that are not plain ASCII. */
+export function commandWidths(
+  ledger: Ledger,
+  jobId: number,
+  filter: TaskFilter = {},
+): { ascii: number; other: string[] } {
+  const where = `job_id = ?${filter.ids ? ' AND id IN (SELECT value FROM json_each(?))' : ''}${
+    filter.states ? ' AND state IN (SELECT value FROM json_each(?))' : ''
+  }`;
+  const args = [
+    jobId,
+    ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
+    ...(filter.states ? [JSON.stringify(filter.states)] : []),
+  ];
+  const plain = "command NOT GLOB '*[^ -~]*'";
+  const ascii = ledger
+    .stmt(`SELECT max(CASE WHEN ${plain} THEN length(command) ELSE 0 END) FROM tasks WHERE ${where}`)
+    .pluck()
+    .get(...args) as number | null;
+  const other = ledger
+    .stmt(`SELECT DISTINCT command FROM tasks WHERE ${where} AND NOT (${plain})`)
+    .pluck()
+    .all(...args) as string[];
+  return { ascii: ascii ?? 0, other };
 }
