@@ -9,7 +9,7 @@ import { STATES, type State } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
 import { listAttempts } from './list-attempts.js';
-import { note, printJson } from './output.js';
+import { DEFAULT_COLUMNS, LIST_COLUMNS, type ListColumn, parseColumns } from './list-columns.js';
 import {
   checkJoblogPath,
   EXPORT_COLUMNS,
@@ -17,8 +17,8 @@ import {
   writeDelimitedHead,
   writeJoblog,
 } from './list-export.js';
-import { DEFAULT_COLUMNS, LIST_COLUMNS, type ListColumn, parseColumns } from './list-columns.js';
 import { writeListTable } from './list-table.js';
+import { note, printJson } from './output.js';
 import { openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {

@@ -24,8 +24,6 @@ interface Attempt {
   command: string;
 }
 
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
-
 /** The spread the test computes itself from `list --attempts --json`: current commands' ended attempts. */
 function expected(attempts: Attempt[]): { spread: Spread; sorted: number[] } {
   const d = attempts
