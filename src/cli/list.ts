@@ -19,7 +19,7 @@ import {
 } from './list-export.js';
 import { writeListTable } from './list-table.js';
 import { note, printJson } from './output.js';
-import { openExistingWorkspace } from './workspace.js';
+import { handMadeJobs, openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {
   jobname?: string;
@@ -104,7 +104,10 @@ function list(opts: ListOptions): void {
   const jobs =
     opts.jobname !== undefined
       ? [loadJob(ws, opts.jobname, { report: note })]
-      : listJobs(ws.ledger).map((j) => loadJob(ws, j.name, { report: note }));
+      : // The ledger's jobs in the order they were made, then jobfiles it does not know yet (as status lists them).
+        [...new Set([...listJobs(ws.ledger).map((j) => j.name), ...handMadeJobs(ws.paths)])].map((n) =>
+          loadJob(ws, n, { report: note }),
+        );
   if (opts.attempts) {
     if (states) throw usageError('--state filters tasks, not attempts: drop it with --attempts');
     for (const job of jobs) refresh(ws.ledger, job.id);
