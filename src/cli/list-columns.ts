@@ -1,7 +1,7 @@
 import { usageError } from '../errors.js';
 import type { TaskDetail } from '../ledger/task-details.js';
 import { formatDuration } from './output.js';
-import { cellText } from './table.js';
+import { cellText, cut } from './table.js';
 
 /**
  * The columns `drover list` can show (`--columns`), each with its header and how a task's cell reads. The
@@ -44,9 +44,10 @@ export function parseColumns(text: string): ListColumn[] {
   const valid = LIST_COLUMNS.join(', ');
   const seen = new Set<string>();
   for (const n of names) {
-    if (n === '') throw usageError(`--columns '${cellText(text)}' has an empty name: use some of ${valid}`);
+    if (n === '')
+      throw usageError(`--columns '${cut(cellText(text), 40)}' has an empty name: use some of ${valid}`);
     if (!(LIST_COLUMNS as readonly string[]).includes(n))
-      throw usageError(`--columns: '${cellText(n)}' is not a column: use some of ${valid}`);
+      throw usageError(`--columns: '${cut(cellText(n), 40)}' is not a column: use some of ${valid}`);
     if (seen.has(n)) throw usageError(`--columns: '${n}' is named twice: name each column once`);
     seen.add(n);
   }

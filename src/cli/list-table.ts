@@ -30,7 +30,8 @@ export function writeListTable(
   const last = columns.length - 1;
   // What the columns before the last take: a space, the cell, three spaces (tableLine's layout).
   const before = widths.slice(0, last).reduce((n, w) => n + w + 4, 0) + 1;
-  const room = fit === undefined ? undefined : Math.max(1, fit - before);
+  // A terminal narrower than the other columns gets `…` alone in the last (and wraps: nothing else would fit).
+  const room = fit === undefined || fit <= 0 ? undefined : Math.max(1, fit - before);
   const line = (cells: string[]) => {
     if (room !== undefined) cells[last] = cut(cells[last]!, room);
     const text = tableLine(cells, widths);
