@@ -37,7 +37,9 @@ interface ListOptions {
 export function registerList(program: Command): void {
   program
     .command('list [job]')
-    .description('tasks with their command, tag, state, exit code and attempts')
+    .description(
+      'tasks with their command, tag, state, exit code, attempts and timings: a table, JSON, CSV, TSV or a joblog',
+    )
     .option('--jobname <job>', 'only this job (default: every job); `drover list JOB` says the same')
     .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
     .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
