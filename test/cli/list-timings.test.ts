@@ -79,6 +79,16 @@ test('a task whose command changed shows none of its earlier command’s timings
   await prelaunch(cwd, 'E', ['a', 'b']);
   const r = await runDrover(['launch', '--jobname', 'E', '-q'], { cwd });
   assert.equal(r.code, 0, r.stderr);
+  // Task 1 run again in a second launch: its timings are that launch's attempt's, not the first one's.
+  const rerun = await runDrover(['launch', '--jobname', 'E', '--tasklist', '1', '-q'], { cwd });
+  assert.equal(rerun.code, 0, rerun.stderr);
+  const second = (await attempts(cwd, 'E')).filter((a) => a.task === 1);
+  assert.deepEqual(
+    second.map((a) => a.attempt),
+    [1, 2],
+  );
+  const rerunTask = (await droverJson<Timed[]>(['list', 'E', '--json'], { cwd }))[0]!;
+  assert.ok(Math.abs(rerunTask.started_at! - second[1]!.started_at) < 1e-3);
   const file = path.join(cwd, '.drover', 'jobs', 'E', 'jobs.json');
   const jobs = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, [string, string]>;
   jobs['2'] = ['sh run.sh changed', jobs['2']![1]];
