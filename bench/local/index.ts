@@ -2,12 +2,13 @@ import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
 import { benchLaunch } from './launch.js';
 import { benchList } from './list.js';
+import { benchListJson } from './list-json.js';
 import { benchPrelaunch } from './prelaunch.js';
 import { benchStatus } from './status.js';
 import { benchVersion } from './version.js';
 
 /** The benchmarks of local mode, in the order they run (names for `--only`). */
-export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch', 'list'] as const;
+export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch', 'list', 'list-json'] as const;
 export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
 
 export interface LocalOptions {
@@ -31,6 +32,7 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
     },
     prelaunch: { title: 'prelaunch 100,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
     list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },
+    'list-json': { title: 'drover list --json on 100,000 tasks', fn: () => benchListJson(opts.repeat) },
   };
   for (const name of LOCAL_BENCHMARKS) {
     if (!opts.only.has(name)) continue;

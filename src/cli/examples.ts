@@ -29,6 +29,9 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'drover list lr --state failed,killed',
     'drover list lr --attempts --tasklist 7',
     'drover list lr --json | jq -r \'.[] | select(.state=="failed") | .task\'',
+    'drover list lr --columns task,state,duration,host,command',
+    'drover list lr --csv > lr.csv',
+    'drover list lr --joblog lr.joblog',
   ],
   results: [
     'drover results lr',

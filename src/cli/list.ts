@@ -5,14 +5,21 @@ import { loadJob } from '../launch/load-job.js';
 import { type JobRow, jobNotFound, listJobs, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskJsonChunks } from '../ledger/queries.js';
-import { columnWidths, paramColumns, type TaskFilter, tableRows } from '../ledger/task-table.js';
 import { STATES, type State } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
 import { listAttempts } from './list-attempts.js';
+import { DEFAULT_COLUMNS, LIST_COLUMNS, type ListColumn, parseColumns } from './list-columns.js';
+import {
+  checkJoblogPath,
+  EXPORT_COLUMNS,
+  writeDelimited,
+  writeDelimitedHead,
+  writeJoblog,
+} from './list-export.js';
+import { writeListTable } from './list-table.js';
 import { note, printJson } from './output.js';
-import { cellText, displayWidth, tableLine, writeLines } from './table.js';
-import { openExistingWorkspace } from './workspace.js';
+import { handMadeJobs, openExistingWorkspace } from './workspace.js';
 
 interface ListOptions {
   jobname?: string;
@@ -20,13 +27,19 @@ interface ListOptions {
   state?: string;
   json?: boolean;
   attempts?: boolean;
+  csv?: boolean;
+  tsv?: boolean;
+  joblog?: string;
+  columns?: string;
 }
 
 /** Register `drover list`. */
 export function registerList(program: Command): void {
   program
     .command('list [job]')
-    .description('tasks with their command, tag, state, exit code and attempts')
+    .description(
+      'tasks with their command, tag, state, exit code, attempts and timings: a table, JSON, CSV, TSV or a joblog',
+    )
     .option('--jobname <job>', 'only this job (default: every job); `drover list JOB` says the same')
     .option('--tasklist <list>', 'only these tasks (needs --jobname), e.g. 1-3,5')
     .option('--state <states>', `only tasks in these states, comma separated: ${STATES.join(', ')}`)
@@ -35,6 +48,13 @@ export function registerList(program: Command): void {
       'every attempt instead of every task, with the command it ran (earlier commands too)',
     )
     .option('--json', 'print a JSON array, one object per task (per attempt with --attempts)')
+    .option('--csv', `print CSV (RFC 4180), one line per task: ${EXPORT_COLUMNS.join(', ')}`)
+    .option('--tsv', 'print the --csv columns tab separated, with tab, newline and backslash as \\t \\n \\\\')
+    .option(
+      '--joblog <file>',
+      "write GNU parallel's joblog of the job's finished tasks to FILE (whole, or not at all; - for stdout)",
+    )
+    .option('--columns <names>', `the table's columns, in order, comma separated: ${LIST_COLUMNS.join(', ')}`)
     .action((job: string | undefined, opts: ListOptions) => {
       if (job !== undefined && opts.jobname !== undefined && job !== opts.jobname) {
         throw usageError(`list: job '${job}' and --jobname '${opts.jobname}' differ: give one of them`);
@@ -72,6 +92,7 @@ function listJson(ledger: Ledger, jobs: JobRow[], opts: ListOptions, states: Sta
 function list(opts: ListOptions): void {
   if (opts.tasklist !== undefined && opts.jobname === undefined)
     throw usageError('--tasklist needs --jobname');
+  const columns = checkOutputOptions(opts);
   if (opts.jobname !== undefined) validateJobname(opts.jobname, '--jobname');
   if (opts.tasklist !== undefined) parseBlocks(opts.tasklist);
   const states = opts.state !== undefined ? parseStates(opts.state) : undefined;
@@ -79,12 +100,16 @@ function list(opts: ListOptions): void {
   if (!ws) {
     if (opts.jobname !== undefined) throw jobNotFound(opts.jobname);
     if (opts.json) printJson([]);
+    else if (opts.csv || opts.tsv) writeDelimitedHead(opts.csv ? 'csv' : 'tsv');
     return;
   }
   const jobs =
     opts.jobname !== undefined
       ? [loadJob(ws, opts.jobname, { report: note })]
-      : listJobs(ws.ledger).map((j) => loadJob(ws, j.name, { report: note }));
+      : // The ledger's jobs in the order they were made, then jobfiles it does not know yet (as status lists them).
+        [...new Set([...listJobs(ws.ledger).map((j) => j.name), ...handMadeJobs(ws.paths)])].map((n) =>
+          loadJob(ws, n, { report: note }),
+        );
   if (opts.attempts) {
     if (states) throw usageError('--state filters tasks, not attempts: drop it with --attempts');
     for (const job of jobs) refresh(ws.ledger, job.id);
@@ -105,55 +130,29 @@ function list(opts: ListOptions): void {
     const ids = opts.tasklist !== undefined ? resolveTasklist(ws.ledger, job, opts.tasklist) : undefined;
     return { job, filter: { ...(ids ? { ids } : {}), ...(states ? { states } : {}) } };
   });
-  listTable(ws.ledger, filters);
+  if (opts.csv || opts.tsv) writeDelimited(ws.ledger, filters, opts.csv ? 'csv' : 'tsv');
+  else if (opts.joblog !== undefined)
+    writeJoblog(ws.ledger, filters[0]!.job, filters[0]!.filter, opts.joblog);
+  else writeListTable(ws.ledger, filters, columns, process.stdout.isTTY ? process.stdout.columns : undefined);
 }
 
-const HEAD = ['job', 'task', 'state', 'exit', 'attempts', 'tag'];
-
-/**
- * `list` as a table: the widths from one aggregate query per job, then the rows a chunk at a time, each line
- * made once and written once. Linear in the tasks (cli-table3 took 34 s for 16,000, quadratically). Each params
- * key (the sweep's `--lr`, `pos1`, ...) is a column after `tag`; a task without that key shows `-`.
- */
-function listTable(ledger: Ledger, jobs: { job: JobRow; filter: TaskFilter }[]): void {
-  const keys = new Map<string, number>();
-  const widths = HEAD.map((h) => h.length);
-  for (const { job, filter } of jobs) {
-    const w = columnWidths(ledger, job.id, filter);
-    const tag = w.otherTags.reduce((m, t) => Math.max(m, displayWidth(cellText(t))), w.asciiTag);
-    const job_ = displayWidth(cellText(job.name));
-    [job_, w.id, w.state, w.exit, w.attempts, tag].forEach((n, i) => {
-      widths[i] = Math.max(widths[i]!, n);
-    });
-    for (const c of paramColumns(ledger, job.id, filter)) {
-      const width = c.otherValues.reduce((m, v) => Math.max(m, displayWidth(cellText(v))), c.asciiWidth);
-      keys.set(c.key, Math.max(keys.get(c.key) ?? displayWidth(cellText(c.key)), width));
-    }
+/** The output flags that go together (one form of output; --joblog for one job); the table's columns. */
+function checkOutputOptions(opts: ListOptions): readonly ListColumn[] {
+  const forms = (['json', 'csv', 'tsv', 'joblog'] as const).filter(
+    (f) => opts[f] !== undefined && opts[f] !== false,
+  );
+  if (forms.length > 1)
+    throw usageError(`list: --${forms[0]} and --${forms[1]} are two outputs: give one of them`);
+  const form = forms[0];
+  if (opts.attempts && form !== undefined && form !== 'json')
+    throw usageError(`list: --attempts prints a table or --json, not --${form}: drop one of them`);
+  if (opts.joblog !== undefined) {
+    if (opts.jobname === undefined)
+      throw usageError('--joblog needs a job (its Seq is the task id): drover list JOB --joblog FILE');
+    checkJoblogPath(opts.joblog);
   }
-  const names = [...keys.keys()];
-  const allWidths = [...widths, ...keys.values(), 0];
-  writeLines([tableLine([...HEAD, ...names.map(cellText), 'command'], allWidths)]);
-  for (const { job, filter } of jobs) {
-    const name = cellText(job.name);
-    for (const rows of tableRows(ledger, job.id, filter)) {
-      writeLines(
-        rows.map(([id, state, exit, attempts, tag, command, params]) => {
-          const values = names.length === 0 ? {} : (JSON.parse(params) as Record<string, string>);
-          return tableLine(
-            [
-              name,
-              String(id),
-              state,
-              exit === null ? '-' : String(exit),
-              String(attempts),
-              cellText(tag),
-              ...names.map((k) => (Object.hasOwn(values, k) ? cellText(values[k]!) : '-')),
-              cellText(command),
-            ],
-            allWidths,
-          );
-        }),
-      );
-    }
-  }
+  if (opts.columns === undefined) return DEFAULT_COLUMNS;
+  if (form !== undefined || opts.attempts)
+    throw usageError(`--columns picks the table's columns: drop it with --${form ?? 'attempts'}`);
+  return parseColumns(opts.columns);
 }

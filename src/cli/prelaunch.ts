@@ -15,7 +15,6 @@ import {
   jobfilePath,
   nextTaskId,
   type ParamsRecord,
-  PRELAUNCH_USAGE,
   paramsFileLimit,
   paramsFilePath,
   paramsOfEntries,

@@ -8,6 +8,7 @@ import { isFailedState, STATES } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
+import { cellText, cut } from './table.js';
 import { handMadeJobs, openExistingWorkspace } from './workspace.js';
 
 /** Register `drover status`. */
@@ -99,9 +100,24 @@ function status(name: string | undefined, json: boolean): void {
       ]),
     );
   }
-  if (s.slowest.length > 0) {
+  const d = s.durations;
+  if (d.min !== null) {
     process.stdout.write(
-      `\nslowest: ${s.slowest.map((a) => `${a.task} (${a.attempt > 1 ? `attempt ${a.attempt}, ` : ''}${formatDuration(a.seconds)})`).join(', ')}\n`,
+      `\ndurations: min ${formatDuration(d.min)}, median ${formatDuration(d.median)}, p95 ${formatDuration(d.p95)}, max ${formatDuration(d.max)}\n`,
+    );
+  }
+  if (s.slowest.length > 0) {
+    process.stdout.write('slowest\n');
+    printTable(
+      ['task', 'attempt', 'duration', 'state', 'tag', 'command'],
+      s.slowest.map((a) => [
+        a.task,
+        a.attempt,
+        formatDuration(a.seconds),
+        a.state,
+        cut(cellText(a.tag), 24),
+        cut(cellText(a.command), 60),
+      ]),
     );
   }
   if (s.failed.length > 0) {

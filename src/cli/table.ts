@@ -45,3 +45,18 @@ export function tableLine(cells: readonly string[], widths: readonly number[]): 
 export function writeLines(lines: readonly string[]): void {
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
 }
+
+/** A cell's text cut to at most `width` columns, ending in `…` when it was longer. */
+export function cut(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let out = '';
+  let w = 0;
+  for (const ch of text) {
+    const cw = displayWidth(ch);
+    if (w + cw > width - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return `${out}…`;
+}

@@ -6,7 +6,8 @@ import { recordHistory } from '../ledger/history.js';
 import { jobById, taskJson } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { openPoolLaunchesOfJob } from '../ledger/pools.js';
-import { launchCounts, listTasks } from '../ledger/queries.js';
+import { launchCounts } from '../ledger/queries.js';
+import { listTaskDetails } from '../ledger/task-details.js';
 import { cancelPoolTasks } from '../ledger/transitions.js';
 import type {
   CancelRequest,
@@ -115,7 +116,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
   app.get<{ Params: { name: string } }>(`${p}/jobs/:name/tasks`, { config: user }, async (req, reply) => {
     const job = loadJob({ paths: ctx.ledger.paths, ledger: ctx.ledger }, req.params.name);
     refresh(ctx.ledger, job.id);
-    const rows = listTasks(ctx.ledger, job.id).map(taskJson);
+    const rows = listTaskDetails(ctx.ledger, job.id).map(taskJson);
     return reply.type('application/json').send(JSON.stringify(rows));
   });
   app.post<{ Params: { name: string }; Body: CancelRequest }>(

@@ -215,7 +215,14 @@ export function listJobs(ledger: Ledger): JobRow[] {
 }
 
 /** A task as the scripting contract shows it (`drover list --json`, the server's task list). */
-export function taskJson(t: TaskRow) {
+export function taskJson(
+  t: TaskRow & {
+    started_at: number | null;
+    ended_at: number | null;
+    duration: number | null;
+    host: string | null;
+  },
+) {
   return {
     task: t.id,
     command: t.command,
@@ -224,6 +231,10 @@ export function taskJson(t: TaskRow) {
     exit_code: t.exit_code,
     attempts: t.attempts,
     launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+    started_at: t.started_at,
+    ended_at: t.ended_at,
+    duration_s: t.duration,
+    host: t.host,
     params: t.params,
   };
 }

@@ -1,5 +1,6 @@
 import { STATES, type State, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
+import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
 
@@ -42,20 +43,27 @@ export function launchTimes(
   };
 }
 
-/** The longest-running ended attempts of a job. */
-export function slowestAttempts(
-  ledger: Ledger,
-  jobId: number,
-  limit: number,
-): { task: number; attempt: number; seconds: number; state: State }[] {
+/** A slow attempt as `drover status` names it, with the tag and command its task has now (the one it ran). */
+export interface SlowAttempt {
+  task: number;
+  attempt: number;
+  /** How long it ran, seconds, to the millisecond. */
+  seconds: number;
+  state: State;
+  tag: string;
+  command: string;
+}
+
+/** The longest-running ended attempts of a job's current commands. */
+export function slowestAttempts(ledger: Ledger, jobId: number, limit: number): SlowAttempt[] {
   return ledger
     .stmt(
-      `SELECT a.task_id AS task, a.attempt, a.duration AS seconds, a.state FROM attempts a
+      `SELECT a.task_id AS task, a.attempt, round(a.duration, 3) AS seconds, a.state, t.tag, t.command FROM attempts a
          JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.revision = t.revision
        WHERE a.job_id = ? AND a.duration IS NOT NULL ORDER BY a.job_id DESC, a.duration DESC LIMIT ?`,
     )
-    .all(jobId, limit) as { task: number; attempt: number; seconds: number; state: State }[];
+    .all(jobId, limit) as SlowAttempt[];
 }
 
 /** A job's tasks, optionally only some ids and states, in id order. */
@@ -86,19 +94,20 @@ export function* taskJsonChunks(
   withJobname = false,
   size = 1000,
 ): Generator<string> {
-  const fields = `'task', id, 'command', command, 'tag', tag, 'state', state, 'exit_code', exit_code,
-    'attempts', tries, 'launch', CAST(last_launch_id AS TEXT)`;
+  const fields = `'task', t.id, 'command', t.command, 'tag', t.tag, 'state', t.state, 'exit_code', t.exit_code,
+    'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT), 'started_at', a.started_at,
+    'ended_at', a.ended_at, 'duration_s', ${LATEST_DURATION}, 'host', a.host`;
   const where = [
-    'job_id = ?',
-    'id > ?',
-    ...(filter.ids ? ['id IN (SELECT value FROM json_each(?))'] : []),
-    ...(filter.states ? ['state IN (SELECT value FROM json_each(?))'] : []),
+    't.job_id = ?',
+    't.id > ?',
+    ...(filter.ids ? ['t.id IN (SELECT value FROM json_each(?))'] : []),
+    ...(filter.states ? ['t.state IN (SELECT value FROM json_each(?))'] : []),
   ].join(' AND ');
   const stmt = ledger
     .stmt(
       `SELECT max(id) AS last, group_concat(j, ',' || char(10) ORDER BY id) AS text FROM (
-         SELECT id, rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), '}') || ',"params":' || params || '}' AS j -- the last field is a string or null: one '}' to trim
-         FROM tasks WHERE ${where} ORDER BY id LIMIT ?)`,
+         SELECT t.id, rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), '}') || ',"params":' || t.params || '}' AS j -- the last field is a string or null: one '}' to trim
+         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?)`,
     )
     .raw(true);
   const extra = [

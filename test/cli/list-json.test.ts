@@ -44,6 +44,10 @@ test('list --json reproduces every command exactly, with the contract’s fields
     exit_code: null,
     attempts: 0,
     launch: null,
+    started_at: null,
+    ended_at: null,
+    duration_s: null,
+    host: null,
     params: { pos1: TRICKY[0] },
   });
   assert.deepEqual(
@@ -79,6 +83,10 @@ test('list --json of a job larger than one chunk, and of every job: each task on
     'exit_code',
     'attempts',
     'launch',
+    'started_at',
+    'ended_at',
+    'duration_s',
+    'host',
     'params',
   ]);
   assert.deepEqual(
