@@ -1,7 +1,7 @@
 """A PEP 517 / PEP 660 build backend in the standard library, so `pip install ./python` works offline.
 
-It packs `src/drover/` into a pure-Python wheel (or, for `pip install -e`, a wheel with a `.pth` file that points
-at `src/`), and the source tree into an sdist. The metadata comes from pyproject.toml's [project] table.
+It packs `src/drover/` into a pure-Python wheel (or, for `pip install -e`, a wheel with a `.pth` file that
+points at `src/`), and the source tree into an sdist. The metadata comes from pyproject.toml's [project].
 """
 
 from __future__ import annotations
@@ -54,6 +54,9 @@ def _dist_info() -> str:
     return f"{p['name']}-{p['version']}.dist-info"
 
 
+WHEEL = b"Wheel-Version: 1.0\nGenerator: drover_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+
+
 def _wheel_name() -> str:
     p = _project()
     return f"{p['name']}-{p['version']}-py3-none-any.whl"
@@ -77,7 +80,7 @@ def _write_wheel(directory: str, files: List[Tuple[str, bytes]]) -> str:
     info = _dist_info()
     files = files + [
         (f"{info}/METADATA", _metadata().encode()),
-        (f"{info}/WHEEL", b"Wheel-Version: 1.0\nGenerator: drover_build\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+        (f"{info}/WHEEL", WHEEL),
     ]
     record = "\n".join(_record_line(n, d) for n, d in files) + f"\n{info}/RECORD,,\n"
     name = _wheel_name()

@@ -41,9 +41,18 @@ class WorkspaceTest(unittest.TestCase):
         return sorted(str(p.relative_to(self.cwd)) for p in self.cwd.rglob("*"))
 
 
+def class_workspace(cls: type) -> Path:
+    """A folder for a test class's setUpClass, removed after the class (see KEEP)."""
+    cwd = Path(tempfile.mkdtemp(prefix="drover-py-")).resolve()
+    if not KEEP:
+        unittest.addModuleCleanup(shutil.rmtree, cwd, ignore_errors=True)
+    return cwd
+
+
 def has_subcommand(name: str) -> bool:
     """Whether the drover under test has a command (`results` arrives on another branch)."""
-    done = subprocess.run(drover.find_drover() + [name, "--help"], capture_output=True, text=True, check=False)
+    argv = drover.find_drover() + [name, "--help"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     return done.returncode == 0
 
 

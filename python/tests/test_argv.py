@@ -1,4 +1,4 @@
-"""The command lines the client builds, and the values it refuses before running anything (no drover needed)."""
+"""The command lines the client builds, and the values it refuses before running anything (no drover run)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from drover.sweep import prelaunch_args
 
 class PrelaunchArgs(unittest.TestCase):
     def test_the_briefs_sweep(self) -> None:
-        argv = prelaunch_args("python train.py", {"--lr": [0.1, 0.01], "--seed": [1, 2]}, jobname="lr", tag=True)
+        grid = {"--lr": [0.1, 0.01], "--seed": [1, 2]}
+        argv = prelaunch_args("python train.py", grid, jobname="lr", tag=True)
         self.assertEqual(
             argv,
             ["prelaunch", "+command=python train.py", "+jobname=lr"]
@@ -81,7 +82,7 @@ class LaunchArgs(unittest.TestCase):
         )
 
     def test_values_that_look_like_options_stay_values(self) -> None:
-        argv = launch_args("lr", tasklist="-1", mem="4G", duration="10m", result="stdout", scheduler_args=["-V"])
+        argv = launch_args("lr", tasklist="-1", mem="4G", result="stdout", scheduler_args=["-V"])
         self.assertIn("--tasklist=-1", argv)
         self.assertEqual(argv[-2:], ["--", "-V"])
         self.assertIn("--result=stdout", argv)
@@ -114,8 +115,8 @@ class Flattening(unittest.TestCase):
         self.assertEqual(flat["--lr"], "0.1")
 
     def test_names_that_collide_are_kept_apart(self) -> None:
-        row = {"task": 1, "state": "failed", "tag": "", "params": {"task": "p", "loss": "q"}, "duration_s": None,
-               "result": {"task": 9, "loss": 2, "state": "r"}}
+        row = {"task": 1, "state": "failed", "tag": "", "params": {"task": "p", "loss": "q"},
+               "duration_s": None, "result": {"task": 9, "loss": 2, "state": "r"}}
         self.assertEqual(
             flat_row(row),
             {"task": 1, "state": "failed", "tag": "", "params.task": "p", "loss": "q", "duration_s": None,

@@ -1,4 +1,4 @@
-"""A job of drover's record, and everything a user does with it: launch, status, tasks, results, rerun, logs."""
+"""A job of drover's record and what a user does with it: launch, status, tasks, results, rerun, logs."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ class Job:
         Args:
             backend: ``local``, ``slurm`` or ``gridengine``.
             wait: local: run in the foreground until every task ended (False: ``--detach``); clusters and
-                pools: after submitting, poll `status` every `poll` seconds until no task is queued or running.
+                pools: after submitting, poll `status` every `poll` seconds until none is queued or running.
             pool: run on this pool of workers instead of a backend.
             tasklist: only these tasks (``"1-3,5"``); failed / unfinished: only those tasks.
             max_tasks, cpus, gpus, mem, duration, task_timeout, retries, tasks_per_node, max_tasks_per_node,
@@ -143,7 +143,7 @@ class Job:
         return self.launch(failed=failed, unfinished=not failed, **launch)
 
     def status(self) -> Dict[str, Any]:
-        """The job's status (`drover status J --json`): counts per state, launches, slowest and failed tasks."""
+        """The job's status (`drover status J --json`): counts per state, launches, slowest, failed tasks."""
         return self._drover.json(["status", self.name, "--json"])
 
     def wait(self, poll: float = 2.0, timeout: Optional[float] = None) -> Dict[str, Any]:
@@ -161,7 +161,9 @@ class Job:
                 raise TimeoutError(f"job {self.name!r} still has tasks queued or running after {timeout} s")
             time.sleep(poll)
 
-    def tasks(self, state: Optional[Union[str, Sequence[str]]] = None, tasklist: Optional[str] = None) -> List[Dict[str, Any]]:
+    def tasks(
+        self, state: Optional[Union[str, Sequence[str]]] = None, tasklist: Optional[str] = None
+    ) -> List[Dict[str, Any]]:
         """The job's tasks (`drover list --json`), one dict each: task, command, tag, state, exit_code,
         attempts, launch, params, started_at, ended_at, duration_s, host. Optionally only some states
         (``"failed"`` or ``["failed", "lost"]``) or tasks (``"1-3"``).
@@ -186,7 +188,7 @@ class Job:
         duration_s and each result field (nested fields flattened: ``metrics.acc``).
 
         Args:
-            sort: order by this field (``"loss"``; ``"loss:desc"``): a result field, a param, duration_s or task.
+            sort: order by this field (``"loss"``, ``"loss:desc"``): a result field, param, duration_s, task.
             best: keep only the best task by this field (``"loss"`` is the least; ``"acc:max"``).
             state, tasklist: only these states or tasks.
             frame: None: a pandas DataFrame when pandas is installed, else a list of dicts; False: always the

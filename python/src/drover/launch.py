@@ -17,7 +17,7 @@ class Launched:
     Attributes:
         jobname: the job.
         launch: the launch's id, or None when there was nothing to launch (e.g. ``rerun()`` with no failures).
-        backend: where it ran (``local``, ``slurm``, ``gridengine``, ``pool:NAME``), None with nothing launched.
+        backend: where it ran (``local``, ``slurm``, ``gridengine``, ``pool:NAME``); None if nothing was.
         tasks: how many tasks it launched.
         tasklist: those tasks, as a tasklist (``1-3,5``).
         counts: after a foreground local launch: its tasks by final state; else None.

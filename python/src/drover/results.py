@@ -1,4 +1,4 @@
-"""A job's results as a table: flat rows (params and result fields as columns), as a pandas DataFrame if it can."""
+"""A job's results as a table: flat rows (params and result fields as columns); a DataFrame with pandas."""
 
 from __future__ import annotations
 

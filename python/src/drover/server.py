@@ -22,7 +22,8 @@ def parse_tasklist(text: str) -> Set[int]:
             last = int(last_text) if dash else first
             step = int(step_text) if step_text else 1
         except ValueError:
-            raise ValueError(f"tasklist {text!r}: {block!r} is not N, FIRST-LAST or FIRST-LAST:STEP") from None
+            what = "is not N, FIRST-LAST or FIRST-LAST:STEP"
+            raise ValueError(f"tasklist {text!r}: {block!r} {what}") from None
         if first < 1 or last < first or step < 1:
             raise ValueError(f"tasklist {text!r}: {block!r} is not a range of task ids from 1")
         ids.update(range(first, last + 1, step))

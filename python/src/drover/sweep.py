@@ -54,7 +54,7 @@ def prelaunch_args(
 ) -> List[str]:
     """The argv of `drover prelaunch` (without the program) for a sweep; see sweep() for the parameters."""
     if not isinstance(command, str):
-        raise TypeError(f"command {command!r} is a {type(command).__name__}: give the base command as a string")
+        raise TypeError(f"command {command!r} is a {type(command).__name__}: give the command as a string")
     if not isinstance(jobname, str):
         raise TypeError(f"jobname {jobname!r} is a {type(jobname).__name__}: give a string")
     if arg_mode not in ARG_MODES:
@@ -129,10 +129,11 @@ def sweep(
 
     Raises:
         DroverError: drover refused the sweep (exit code 2 and its message), e.g. a bad jobname.
-        TypeError, ValueError: a value drover's grammar cannot carry (not a string or number; starts with '+').
+        TypeError, ValueError: a value drover's grammar cannot carry (not a string or number, or a '+' first).
 
     Example:
-        >>> job = drover.sweep("python train.py", {"--lr": [0.1, 0.01], "--seed": [1, 2]}, jobname="lr", tag=True)
+        >>> grid = {"--lr": [0.1, 0.01], "--seed": [1, 2]}
+        >>> job = drover.sweep("python train.py", grid, jobname="lr", tag=True)
     """
     from .job import Job
 
