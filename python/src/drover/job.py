@@ -25,7 +25,8 @@ class Job:
         cwd: the folder drover works in (default: the current one).
         drover: the drover program (default: $DROVER_BIN, else `drover` on PATH).
         jobfile: where the job's jobfile is, when it is not ``.drover/jobs/<name>/jobs.json``.
-        server, token: read tasks from a running `drover server` (its URL and token) instead of the folder.
+        server, token: read tasks and status from a running `drover server` (its URL, and a token: default
+            $DROVER_TOKEN) instead of the folder.
 
     Example:
         >>> job = drover.Job("lr", cwd="~/experiments")
@@ -49,7 +50,7 @@ class Job:
         self.cwd = None if cwd is None else os.path.expanduser(os.fspath(cwd))
         self.jobfile = jobfile
         self.server = server
-        self.token = token
+        self.token = token if token is not None else os.environ.get("DROVER_TOKEN")
         self._drover = Drover(cwd=self.cwd, drover=drover)
 
     def __repr__(self) -> str:
@@ -144,6 +145,10 @@ class Job:
 
     def status(self) -> Dict[str, Any]:
         """The job's status (`drover status J --json`): counts per state, launches, slowest, failed tasks."""
+        if self.server is not None:
+            from .server import server_status
+
+            return server_status(self.server, self.token, self.name)
         return self._drover.json(["status", self.name, "--json"])
 
     def wait(self, poll: float = 2.0, timeout: Optional[float] = None) -> Dict[str, Any]:

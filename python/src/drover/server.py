@@ -51,6 +51,15 @@ def get(server: str, token: Optional[str], path: str) -> Any:
         raise DroverError(f"cannot reach drover server {server}: {reason}", None, ["GET", url]) from err
 
 
+def _job_path(jobname: str, what: str) -> str:
+    return f"/v1/jobs/{urllib.parse.quote(jobname, safe='')}/{what}"
+
+
+def server_status(server: str, token: Optional[str], jobname: str) -> Any:
+    """A job's status from the server's `GET /v1/jobs/:name/status` (as `drover status J --json`)."""
+    return get(server, token, _job_path(jobname, "status"))
+
+
 def server_tasks(
     server: str,
     token: Optional[str],
@@ -59,7 +68,7 @@ def server_tasks(
     tasklist: Optional[str] = None,
 ) -> List[Any]:
     """A job's tasks from the server's `GET /v1/jobs/:name/tasks`, filtered as `list --state/--tasklist`."""
-    rows = get(server, token, f"/v1/jobs/{urllib.parse.quote(jobname, safe='')}/tasks")
+    rows = get(server, token, _job_path(jobname, "tasks"))
     if state is not None:
         states = set(state.split(",") if isinstance(state, str) else state)
         rows = [r for r in rows if r.get("state") in states]
