@@ -181,6 +181,28 @@ class FindingDrover(WorkspaceTest):
         self.assertIsNone(caught.exception.exit_code)
         self.assertIn("no-such-drover", caught.exception.message)
 
+    def test_a_drover_bin_that_does_not_exist(self) -> None:
+        saved = os.environ.get("DROVER_BIN")
+        os.environ["DROVER_BIN"] = str(self.cwd / "gone" / "drover.cjs")
+        try:
+            with self.assertRaisesRegex(drover.DroverError, "DROVER_BIN .*gone/drover.cjs does not exist"):
+                drover.find_drover()
+        finally:
+            if saved is not None:
+                os.environ["DROVER_BIN"] = saved
+
+    def test_a_drover_that_crashes_says_why(self) -> None:
+        crash = self.write(
+            "crash.sh",
+            "#!/bin/sh\necho 'at line 3' >&2\necho 'Error: Cannot find module x' >&2\n"
+            "echo '  at Module._load' >&2\nexit 1\n",
+        )
+        crash.chmod(0o755)
+        with self.assertRaises(drover.DroverError) as caught:
+            drover.Job("x", cwd=self.cwd, drover=str(crash)).status()
+        err = caught.exception
+        self.assertEqual((err.message, err.exit_code), ("Error: Cannot find module x", 1))
+
     def test_not_on_path_and_no_drover_bin(self) -> None:
         saved = {k: os.environ.get(k) for k in ("PATH", "DROVER_BIN")}
         os.environ["PATH"] = str(self.cwd)

@@ -4,10 +4,13 @@ from Python (`drover results J --json`, from the results-params branch: see the 
 from __future__ import annotations
 
 import math
+import os
+import re
 import shlex
 import sys
 import unittest
-from typing import Dict
+from pathlib import Path
+from typing import Dict, List
 
 import drover
 
@@ -128,3 +131,36 @@ class ResultsAsDataFrame(WorkspaceTest, PandasTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def readme_blocks() -> List[str]:
+    """The Python blocks of the README's "Compare your results" section: train.py, then the client's use."""
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text(encoding="utf-8").split("## Compare your results", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+class ReadmeWalkthrough(unittest.TestCase):
+    """The README's walkthrough as written (but with this Python for `python`): its best task is task 2."""
+
+    def test_the_readmes_sweep_names_the_best_task_with_its_params(self) -> None:
+        train, client = readme_blocks()
+        cwd = class_workspace(type(self))
+        (cwd / "train.py").write_text(train, encoding="utf-8")
+        code = client.replace('"python train.py"', repr(f"{PY} train.py"))
+        self.assertNotEqual(code, client, "the README's sweep runs 'python train.py'")
+        here = os.getcwd()
+        os.chdir(cwd)
+        try:
+            names: Dict[str, object] = {}
+            exec(compile(code, "README.md", "exec"), names)  # the README's own lines
+        finally:
+            os.chdir(here)
+        job = names["job"]
+        self.assertIsInstance(job, drover.Job)
+        rows = job.results(frame=False)  # type: ignore[attr-defined]
+        self.assertEqual([r["state"] for r in rows], ["succeeded"] * 12)
+        [best] = job.results(best="loss", frame=False)  # type: ignore[attr-defined]
+        self.assertEqual(best, min(rows, key=lambda r: (r["loss"], r["task"])))
+        self.assertEqual((best["task"], best["--lr"], best["--seed"]), (2, "0.01", "1"))
+        self.assertEqual(best["tag"], "lr_2__lr_0.01__seed_1")

@@ -1,4 +1,4 @@
-"""Job(server=URL, token=...) reads tasks and status from a real `drover server` started in the test folder."""
+"""Job(server=URL, token=...) reads tasks and status from a real `drover server` in the test folder."""
 
 from __future__ import annotations
 

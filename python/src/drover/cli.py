@@ -46,7 +46,12 @@ def find_drover(drover: Optional[DroverBin] = None) -> List[str]:
         return [found]
     if chosen.strip() == "":
         raise DroverError("DROVER_BIN is empty: set it to drover's path, e.g. /path/to/bin/drover.cjs")
+    if os.sep in chosen or (os.altsep and os.altsep in chosen):
+        chosen = os.path.abspath(chosen)  # drover runs in the job's folder, not here
     path = Path(chosen)
+    if os.sep in chosen and not path.exists():
+        where = "DROVER_BIN" if drover is None else "drover="
+        raise DroverError(f"{where} {chosen} does not exist: give the path of drover's bin/drover.cjs")
     if path.suffix in _SCRIPT_SUFFIXES and not os.access(path, os.X_OK):
         node = shutil.which("node")
         if node is None:
@@ -105,9 +110,16 @@ class Drover:
 
 def error_of(done: Completed) -> DroverError:
     """The DroverError for a command that failed: its last stderr line is drover's message."""
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    last = lines[-1] if lines else f"drover exited {done.exit_code} with no message"
-    message = last[len("drover: ") :] if last.startswith("drover: ") else last
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    own = [line[len("drover: ") :] for line in lines if line.startswith("drover: ")]
+    # A crash has no line of drover's own: its first "...Error: ..." line says why (Node's "Error: Cannot...").
+    crash = [line for line in lines if "Error" in line.split(":", 1)[0]]
+    if own:
+        message = own[-1]
+    elif crash:
+        message = crash[0]
+    else:
+        message = lines[-1] if lines else f"drover exited {done.exit_code} with no message"
     return DroverError(message, done.exit_code, done.argv, done.stderr)
 
 
