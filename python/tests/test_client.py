@@ -80,6 +80,22 @@ class Sweep(WorkspaceTest):
         self.assertIn(err.message, str(err))
         self.assertEqual(self.files(), [])
 
+    def test_names_that_look_like_options_or_hold_control_characters_are_refused_by_name(self) -> None:
+        drover.sweep("echo", pos_args=[["a"]], jobname="ok", cwd=self.cwd)
+        for name in ("--help", "-x", "--json", "a\x01b", "", "a/b"):
+            for call in (
+                lambda j: j.status(),
+                lambda j: j.tasks(),
+                lambda j: j.logs(1),
+                lambda j: j.launch(),
+            ):  # results(): in test_results
+                with self.assertRaises(drover.DroverError, msg=repr(name)) as caught:
+                    call(drover.Job(name, cwd=self.cwd))
+                self.assertEqual(caught.exception.exit_code, 2, (name, caught.exception.message))
+        with self.assertRaises(drover.DroverError) as caught:
+            drover.sweep("echo", pos_args=[["a"]], jobname="--help", cwd=self.cwd)
+        self.assertIn('"--help"', caught.exception.message)
+
     def test_a_job_that_does_not_exist(self) -> None:
         with self.assertRaises(drover.DroverError) as caught:
             drover.Job("nope", cwd=self.cwd).status()

@@ -102,6 +102,14 @@ class Results(unittest.TestCase):
         self.assertIn("sideways", caught.exception.message)
 
 
+class BadNames(WorkspaceTest):
+    def test_names_that_look_like_options_are_refused_by_name(self) -> None:
+        for name in ("--help", "-x", "a\x01b", ""):
+            with self.assertRaises(drover.DroverError, msg=repr(name)) as caught:
+                drover.Job(name, cwd=self.cwd).results()
+            self.assertEqual(caught.exception.exit_code, 2, (name, caught.exception.message))
+
+
 class ResultsFromStdout(WorkspaceTest):
     def test_the_last_json_object_line_of_stdout(self) -> None:
         self.write("prints.py", PRINTS)

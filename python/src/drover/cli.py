@@ -112,7 +112,7 @@ def error_of(done: Completed) -> DroverError:
     """The DroverError for a command that failed: its last stderr line is drover's message."""
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     own = [line[len("drover: ") :] for line in lines if line.startswith("drover: ")]
-    # A crash has no line of drover's own: its first "...Error: ..." line says why (Node's "Error: Cannot...").
+    # A crash has no line of drover's own: its first "...Error: ..." line says why (Node's "Error: ...").
     crash = [line for line in lines if "Error" in line.split(":", 1)[0]]
     if own:
         message = own[-1]

@@ -149,7 +149,7 @@ class Job:
             from .server import server_status
 
             return server_status(self.server, self.token, self.name)
-        return self._drover.json(["status", self.name, "--json"])
+        return self._drover.json(["status", "--json", "--", self.name])
 
     def wait(self, poll: float = 2.0, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Poll status() until no task is queued or running; return that last status.
@@ -203,11 +203,12 @@ class Job:
             A DataFrame or a list of dicts; with `best`, of one row, or none when no task has that field as a
             number.
         """
-        argv = ["results", self.name, "--json", *_filters(state, tasklist)]
+        argv = ["results", "--json", *_filters(state, tasklist)]
         if sort is not None:
             argv.append(f"--sort={sort}")
         if best is not None:
             argv.append(f"--best={best}")
+        argv += ["--", self.name]  # after `--`, a name like "--help" is a (bad) name, not an option
         data = self._drover.json(argv)
         rows = [data] if isinstance(data, dict) else [] if data is None else data
         return as_table(rows, frame)
@@ -216,9 +217,10 @@ class Job:
         """A task's output (`drover logs J TASK`): stdout of its latest attempt, or stderr with err=True."""
         if isinstance(task, bool) or not isinstance(task, int):
             raise TypeError(f"task={task!r} is not a task id (a whole number)")
-        argv = ["logs", self.name, str(task)]
+        argv = ["logs"]
         argv += ["--err"] if err else []
         argv += [f"--attempt={attempt}"] if attempt is not None else []
+        argv += ["--", self.name, str(task)]
         return self._drover.run(argv).stdout
 
 
