@@ -15,7 +15,15 @@ import { killLeftovers, tempWorkspace } from '../helpers/workspace.js';
 const PYTHON_DIR = path.join(repoRoot, 'python');
 /** Python linters, the first installed one runs: Debian's pyflakes3, pyflakes in python3, or ruff. */
 const LINTERS = [['pyflakes3'], ['python3', '-m', 'pyflakes'], ['ruff']];
-const MODULES = ['test_argv', 'test_pandas', 'test_client', 'test_server', 'test_results', 'test_csv'];
+const MODULES = [
+  'test_argv',
+  'test_pandas',
+  'test_client',
+  'test_server',
+  'test_clusters',
+  'test_results',
+  'test_csv',
+];
 
 const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
 const PYTHON_SKIP =
