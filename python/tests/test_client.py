@@ -159,6 +159,13 @@ class LaunchAndRerun(WorkspaceTest):
         self.assertEqual(status["counts"]["queued"] + status["counts"]["running"], 0)
         self.assertEqual(status["counts"]["succeeded"] + status["counts"]["failed"], 3)
 
+    def test_a_dry_run_runs_and_records_nothing(self) -> None:
+        dry = self.job.launch(dry_run=True, tasklist="1,3")
+        self.assertIsNone(dry.launch)
+        self.assertEqual((dry.tasks, dry.tasklist, dry.data.get("dry_run")), (2, "1,3", True))
+        self.assertEqual(self.job.status()["launches"], [])
+        self.assertTrue(all(t["state"] == "pending" for t in self.job.tasks()))
+
     def test_bad_launch_values_are_drovers_errors(self) -> None:
         for kwargs, named in (
             ({"max_tasks": 0}, "--max-tasks '0'"),
