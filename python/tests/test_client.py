@@ -155,6 +155,9 @@ class LaunchAndRerun(WorkspaceTest):
         started = self.job.launch(wait=False)
         self.assertEqual(started.tasks, 3)
         self.assertIsNone(started.counts)
+        for bad in (0, -1, float("nan")):
+            with self.assertRaisesRegex(ValueError, "poll="):
+                self.job.wait(poll=bad)
         status = self.job.wait(poll=0.1)
         self.assertEqual(status["counts"]["queued"] + status["counts"]["running"], 0)
         self.assertEqual(status["counts"]["succeeded"] + status["counts"]["failed"], 3)

@@ -157,6 +157,8 @@ class Job:
         Raises:
             TimeoutError: `timeout` seconds went by first.
         """
+        if not poll > 0:
+            raise ValueError(f"poll={poll!r}: give the seconds between status checks, more than 0")
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             status = self.status()
