@@ -96,6 +96,16 @@ class Sweep(WorkspaceTest):
             drover.sweep("echo", pos_args=[["a"]], jobname="--help", cwd=self.cwd)
         self.assertIn('"--help"', caught.exception.message)
 
+    def test_a_job_stays_in_the_folder_it_was_made_in(self) -> None:
+        here = os.getcwd()
+        os.chdir(self.cwd)
+        try:
+            job = drover.sweep("echo", pos_args=[["a"]], jobname="here")
+        finally:
+            os.chdir(here)
+        self.assertEqual(job.cwd, str(self.cwd))
+        self.assertEqual([t["command"] for t in job.tasks()], ["echo a"])
+
     def test_a_job_that_does_not_exist(self) -> None:
         with self.assertRaises(drover.DroverError) as caught:
             drover.Job("nope", cwd=self.cwd).status()

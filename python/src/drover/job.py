@@ -22,7 +22,7 @@ class Job:
 
     Args:
         name: the job's name.
-        cwd: the folder drover works in (default: the current one).
+        cwd: the folder drover works in (default: the current one, when the Job is made).
         drover: the drover program (default: $DROVER_BIN, else `drover` on PATH).
         jobfile: where the job's jobfile is, when it is not ``.drover/jobs/<name>/jobs.json``.
         server, token: read tasks and status from a running `drover server` (its URL, and a token: default
@@ -47,7 +47,8 @@ class Job:
         if not isinstance(name, str):
             raise TypeError(f"the job's name {name!r} is a {type(name).__name__}: give a string")
         self.name = name
-        self.cwd = None if cwd is None else os.path.expanduser(os.fspath(cwd))
+        # The folder is fixed now: a later os.chdir (a notebook's %cd) does not move the job.
+        self.cwd = os.path.abspath(os.path.expanduser(os.fspath(cwd) if cwd is not None else os.getcwd()))
         self.jobfile = jobfile
         self.server = server
         self.token = token if token is not None else os.environ.get("DROVER_TOKEN")
