@@ -171,4 +171,4 @@ class ReadmeWalkthrough(unittest.TestCase):
         [best] = job.results(best="loss", frame=False)  # type: ignore[attr-defined]
         self.assertEqual(best, min(rows, key=lambda r: (r["loss"], r["task"])))
         self.assertEqual((best["task"], best["--lr"], best["--seed"]), (2, "0.01", "1"))
-        self.assertEqual(best["tag"], "lr_2__lr_0.01__seed_1")
+        self.assertEqual(best["tag"], "lr_02__lr_0.01__seed_1")
