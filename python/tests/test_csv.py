@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import socket
+import time
 import unittest
 
 import drover
@@ -59,6 +61,19 @@ class ListCsv(WorkspaceTest):
         expected = [f"echo {v} --tag {r['tag']}" for v, r in zip(TRICKY, rows)]
         self.assertEqual([r["command"] for r in rows], expected)
         self.assertEqual([r["state"] for r in rows][:4], ["succeeded"] * 3 + ["pending"])
+
+
+class Timings(WorkspaceTest):
+    def test_tasks_carry_their_latest_attempts_times_and_host(self) -> None:
+        job = drover.sweep("echo", pos_args=[["a", "b"]], jobname="t", cwd=self.cwd)
+        before = time.time()
+        job.launch(tasklist="1")
+        ran, never = job.tasks()
+        self.assertLessEqual(before - 1, ran["started_at"])
+        self.assertLessEqual(ran["started_at"], ran["ended_at"])
+        self.assertAlmostEqual(ran["duration_s"], ran["ended_at"] - ran["started_at"], places=2)
+        self.assertEqual(ran["host"], socket.gethostname())
+        self.assertEqual([never[k] for k in ("started_at", "ended_at", "duration_s", "host")], [None] * 4)
 
 
 if __name__ == "__main__":

@@ -95,11 +95,21 @@ class Results(unittest.TestCase):
                          [t for t, r in rows.items() if r["state"] == "failed"])
         self.assertEqual([r["task"] for r in self.job.results(tasklist="2-3", frame=False)], [2, 3])
 
+    def test_tasks_carry_their_params(self) -> None:
+        tasks = self.job.tasks()
+        self.assertEqual(tasks[0]["params"], {"--lr": "0.1", "--seed": "1"})
+        self.assertEqual(tasks[11]["params"], {"--lr": "0.001", "--seed": "4"})
+        rows = self.job.results(frame=False)
+        self.assertEqual({t["task"]: t["params"] for t in tasks},
+                         {r["task"]: {"--lr": r["--lr"], "--seed": r["--seed"]} for r in rows})
+
     def test_bad_fields_are_drovers_errors(self) -> None:
-        with self.assertRaises(drover.DroverError) as caught:
-            self.job.results(sort="loss:sideways")
-        self.assertEqual(caught.exception.exit_code, 2)
-        self.assertIn("sideways", caught.exception.message)
+        for kwargs, named in (({"sort": "loss:sideways"}, "sideways"), ({"best": "acc:max"}, '"acc"'),
+                              ({"best": ""}, "--best"), ({"sort": "los\x01s"}, "los")):
+            with self.assertRaises(drover.DroverError, msg=str(kwargs)) as caught:
+                self.job.results(**kwargs)
+            self.assertEqual(caught.exception.exit_code, 2, kwargs)
+            self.assertIn(named, caught.exception.message, kwargs)
 
 
 class BadNames(WorkspaceTest):
