@@ -44,9 +44,16 @@ const embedPrograms = {
   },
 };
 
+// The chunks' names carry a hash of their content: drop the last build's, or they pile up.
+fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
+
 await build({
   entryPoints: ['src/cli/main.ts'],
-  outfile: 'dist/drover.mjs',
+  outdir: 'dist',
+  entryNames: 'drover',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
   bundle: true,
   platform: 'node',
   target: 'node20',
