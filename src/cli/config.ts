@@ -36,7 +36,7 @@ export function registerConfig(program: Command): void {
       'after',
       `\nBackends: ${BACKENDS.join(', ')}\nKeys:\n${Object.entries(CONFIG_KEYS)
         .map(([k, v]) => `  ${k.padEnd(13)} ${v}`)
-        .join('\n')}\n\nExample: drover config --write slurm header 'module load cuda'`,
+        .join('\n')}`,
     )
     .action((opts: ConfigOptions) => config(opts));
 }

@@ -14,6 +14,7 @@ import { durationOption, intOption, sizeOption } from './parse.js';
 import { Progress } from './progress.js';
 import { self } from './self.js';
 import { printDryRun, printLaunchSummary } from './summary.js';
+import { cellText } from './table.js';
 import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
 
 /** Options of `drover launch`, as commander parses them (see registerLaunch for each one's meaning). */
@@ -107,14 +108,45 @@ export function registerLaunch(program: Command): void {
   const cmd = program
     .command('launch')
     .description('run a job’s tasks (all, a tasklist, --failed or --unfinished) on a backend')
-    .usage('[options] [-- scheduler arguments]');
+    .usage('[options] [job] [-- scheduler arguments]')
+    .argument('[job]', 'the job to launch (the same as --jobname)');
   for (const [flags, help, parse, dflt] of OPTIONS) {
     if (parse) cmd.option(flags, help, parse as (v: string, p: unknown) => unknown, dflt);
     else cmd.option(flags, help, dflt as string | boolean | undefined);
   }
-  cmd.allowExcessArguments().action(async (opts: Flags, c: Command) => {
-    process.exitCode = await run(opts, c.args, process.argv.slice(2));
+  cmd.allowExcessArguments().action(async (_job: string | undefined, opts: Flags, c: Command) => {
+    const argv = process.argv.slice(2);
+    const { job, schedulerArgs } = splitOperands(c.args, argv);
+    if (job !== undefined) {
+      if (opts.jobname !== undefined && opts.jobname !== job)
+        throw usageError(
+          `launch: job '${cellText(job)}' and --jobname '${cellText(String(opts.jobname))}' differ: give one of them (a value with spaces needs quotes)`,
+        );
+      opts.jobname = job;
+    }
+    process.exitCode = await run(opts, schedulerArgs, argv);
   });
+}
+
+/**
+ * The words that are not options: the job (`drover launch lr`, as `status lr`), then, after `--`, arguments
+ * for sbatch or qsub. A second word before `--` is a mistake (an unquoted value: `--duration 5 minutes`).
+ */
+export function splitOperands(
+  operands: readonly string[],
+  argv: readonly string[],
+): { job?: string; schedulerArgs: string[] } {
+  const dash = argv.indexOf('--');
+  const after = dash >= 0 ? Math.min(argv.length - dash - 1, operands.length) : 0;
+  const before = operands.slice(0, operands.length - after);
+  if (before.length > 1)
+    throw usageError(
+      `launch: unexpected word '${cellText(before[1]!)}' after the job '${cellText(before[0]!)}': quote an option's value that has spaces, and put scheduler arguments after --`,
+    );
+  return {
+    ...(before[0] !== undefined ? { job: before[0] } : {}),
+    schedulerArgs: operands.slice(before.length),
+  };
 }
 
 /** The launch the flags ask for. */

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerCancel } from './cancel.js';
+import { registerCompletion } from './completion.js';
 import { registerConfig } from './config.js';
+import { addExamples } from './examples.js';
 import { registerHistory } from './history.js';
 import { registerLaunch } from './launch.js';
 import { registerList } from './list.js';
@@ -40,16 +42,9 @@ export function buildProgram(version: string): Command {
   registerServer(program);
   registerPool(program);
   registerWorker(program);
-  program.addHelpText(
-    'after',
-    `
-Examples:
-  drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.1 0.01 +arg --seed 1 2 3 +tag
-  drover launch --jobname lr --max-tasks 4
-  drover status lr
-  drover launch --jobname lr --failed
-Exit codes: 0 success, 1 the work failed, 2 bad usage or input.`,
-  );
+  registerCompletion(program);
+  addExamples(program);
+  program.addHelpText('after', '\nExit codes: 0 success, 1 the work failed, 2 bad usage or input.');
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;
 }

@@ -21,7 +21,9 @@ import {
   unknownTagArgs,
   writeJobfileAtomic,
 } from '../sweep/index.js';
+import { EXAMPLES } from './examples.js';
 import { note } from './output.js';
+import { prelaunchWordLines } from './prelaunch-words.js';
 import { self } from './self.js';
 import { openWorkspace } from './workspace.js';
 
@@ -29,21 +31,10 @@ const HELP = `Make a job from a sweep, in onager's grammar, and write its jobfil
 
 ${PRELAUNCH_USAGE}
 
-  +command CMD          the base command of every task
-  +jobname NAME         the job's name (letters, digits, _ - . +)
-  +arg NAME [VALUE...]  an option and its values; several +arg make a grid (earlier ones vary fastest)
-  +pos-arg VALUE...     a positional argument and its values
-  +flag FLAG            a flag, on and off
-  +tag [ARG]            pass each task a tag (default option --tag) made of the jobname, number and values
-  +tag-args NAME...     only these +arg names go into the tag
-  +no-tag-number        leave the task number out of tags
-  +arg-mode MODE        argparse (--lr 0.1, default) or hydra (lr=0.1)
-  +jobfile PATH         write the jobfile here ({jobname} is replaced)
-  +append, +a           add the tasks to the job's existing jobfile
-  +quiet, +q            do not print the commands
+${prelaunchWordLines()}
 
-Example:
-  drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.1 0.01 +arg --seed 1 2 +tag
+Examples:
+${EXAMPLES.prelaunch!.map((e) => `  ${e}`).join('\n')}
 `;
 
 /** Register `drover prelaunch`. */

@@ -83,6 +83,10 @@ test('npm pack of an unbuilt tree, installed into a fresh prefix, runs a sweep a
     `installing on Node ${process.version} warns of no engine mismatch`,
   );
   const installed = path.join(prefix, 'lib', 'node_modules', 'drover');
+  assert.ok(
+    fs.existsSync(path.join(prefix, 'share', 'man', 'man1', 'drover.1')),
+    'man drover finds the page',
+  );
   const deps = fs.readdirSync(path.join(installed, 'node_modules'));
   for (const bundled of ['fastify', 'commander', 'cli-progress', 'cli-table3', 'picocolors'])
     assert.ok(!deps.includes(bundled), `${bundled} is in the bundle, not installed beside it`);
