@@ -15,15 +15,40 @@ import { killLeftovers, tempWorkspace } from '../helpers/workspace.js';
 const PYTHON_DIR = path.join(repoRoot, 'python');
 /** Python linters, the first installed one runs: Debian's pyflakes3, pyflakes in python3, or ruff. */
 const LINTERS = [['pyflakes3'], ['python3', '-m', 'pyflakes'], ['ruff']];
-const MODULES = [
-  'test_argv',
-  'test_pandas',
-  'test_client',
-  'test_server',
-  'test_clusters',
-  'test_results',
-  'test_csv',
+/**
+ * The Python test runs: a module, or with `-k` some of its tests. `needs` names a command of the shared contract
+ * that another branch brings (results-params: `results`; list-export: `list --csv`): until the built drover has
+ * it, that run is a `todo` saying so, and from then on it must pass.
+ */
+const RUNS: { name: string; args: string[]; needs?: 'results' | 'csv' }[] = [
+  { name: 'tests.test_argv', args: ['tests.test_argv'] },
+  { name: 'tests.test_pandas', args: ['tests.test_pandas'] },
+  { name: 'tests.test_client', args: ['tests.test_client'] },
+  { name: 'tests.test_server', args: ['tests.test_server'] },
+  { name: 'tests.test_clusters (launch, wait)', args: ['tests.test_clusters', '-k', 'launch_waits'] },
+  {
+    name: 'tests.test_clusters (results)',
+    args: ['tests.test_clusters', '-k', 'results_best'],
+    needs: 'results',
+  },
+  { name: 'tests.test_results', args: ['tests.test_results'], needs: 'results' },
+  { name: 'tests.test_csv', args: ['tests.test_csv'], needs: 'csv' },
 ];
+
+/** Whether the built drover has a command of the contract yet. */
+function has(feature: 'results' | 'csv'): boolean {
+  const r = spawnSync(process.execPath, [droverBin, feature === 'results' ? 'results' : 'list', '--help'], {
+    encoding: 'utf8',
+    env: childEnv(),
+  });
+  // An unknown command's --help prints drover's own help (exit 0): look for the command's usage line.
+  return r.status === 0 && r.stdout.includes(feature === 'results' ? 'Usage: drover results' : '--csv');
+}
+
+const WAITING = {
+  results: '`drover results` has not landed yet (branch results-params)',
+  csv: '`drover list --csv` has not landed yet (branch list-export)',
+};
 
 const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
 const PYTHON_SKIP =
@@ -76,12 +101,13 @@ function pythonFiles(): string[] {
 }
 
 describe('the Python client', { skip: PYTHON_SKIP }, () => {
-  for (const mod of MODULES) {
-    test(`python3 -m unittest tests.${mod}`, { timeout: 300_000 }, async (t) => {
+  for (const run of RUNS) {
+    const todo = run.needs !== undefined && !has(run.needs) ? WAITING[run.needs] : false;
+    test(`python3 -m unittest ${run.name}`, { timeout: 300_000, todo }, async (t) => {
       const tmp = tempWorkspace(t, 'drover-python-');
       let ran: Ran;
       try {
-        ran = await runPython(['-m', 'unittest', '-v', `tests.${mod}`], PYTHON_DIR, {
+        ran = await runPython(['-m', 'unittest', '-v', ...run.args], PYTHON_DIR, {
           TMPDIR: tmp,
           DROVER_TEST_KEEP_WORKSPACES: '1',
         });
