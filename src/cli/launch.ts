@@ -8,6 +8,7 @@ import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { launchCounts } from '../ledger/queries.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
+import { envOption } from './env-option.js';
 import { launchOnPool } from './follow.js';
 import { note, printJson } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
@@ -20,7 +21,7 @@ import { openExistingWorkspace, openWorkspace, type Workspace } from './workspac
 /** Options of `drover launch`, as commander parses them (see registerLaunch for each one's meaning). */
 type Flags = Record<string, string | number | boolean | undefined>;
 
-const OPTIONS: [string, string, ((v: string) => unknown)?, unknown?][] = [
+const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unknown?][] = [
   ['--backend <name>', `where to run: ${LAUNCH_BACKENDS.join(', ')}`, undefined, 'local'],
   ['--pool <name>', 'run on this pool of workers (drover pool create; needs drover server)'],
   [
@@ -94,6 +95,11 @@ const OPTIONS: [string, string, ((v: string) => unknown)?, unknown?][] = [
     5,
   ],
   ['--venv <path>', 'activate this Python virtualenv for each task'],
+  [
+    '--env <name=value>',
+    'set this variable for every task (repeatable; on every backend and pool)',
+    envOption,
+  ],
   [
     '--dry-run',
     'show what would run (on a cluster: the sbatch/qsub commands, as the launch would run them) and record nothing but the history',
@@ -187,6 +193,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
     retryDelay: num('retryDelay')!,
     killGrace: num('killGrace')!,
     ...(str('venv') !== undefined ? { venv: path.resolve(str('venv')!) } : {}),
+    ...(o.env !== undefined ? { env: o.env as unknown as Record<string, string> } : {}),
     cwd: process.cwd(),
     argv,
   } as LaunchSpec;

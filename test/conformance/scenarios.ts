@@ -1,6 +1,7 @@
 import type { Scenario } from './scenario.js';
 import { cancel } from './scenarios/cancel.js';
 import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
+import { env } from './scenarios/env.js';
 import { eqw } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
@@ -22,6 +23,7 @@ export const SCENARIOS: Scenario[] = [
   tasklistBlocks,
   dryRunIsWhatRuns,
   packed,
+  env,
   diedBeforeRunner,
   eqw,
   refusedRequest,
