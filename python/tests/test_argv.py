@@ -87,6 +87,14 @@ class LaunchArgs(unittest.TestCase):
         self.assertEqual(argv[-2:], ["--", "-V"])
         self.assertIn("--result=stdout", argv)
 
+    def test_env(self) -> None:
+        argv = launch_args("lr", env={"A": "x y; $B", "N": 1})
+        self.assertEqual(argv[-2:], ["--env=A=x y; $B", "--env=N=1"])
+        for env, error in (({"A=B": "1"}, ValueError), ({1: "x"}, ValueError), ({"A": None}, TypeError),
+                           ({"A": True}, TypeError), (["A=1"], TypeError)):
+            with self.assertRaises(error, msg=repr(env)):
+                launch_args("lr", env=env)  # type: ignore[arg-type]
+
     def test_bad_values_are_refused(self) -> None:
         with self.assertRaisesRegex(ValueError, "give one"):
             launch_args("lr", failed=True, unfinished=True)

@@ -172,6 +172,16 @@ class LaunchAndRerun(WorkspaceTest):
         self.assertEqual(status["counts"]["queued"] + status["counts"]["running"], 0)
         self.assertEqual(status["counts"]["succeeded"] + status["counts"]["failed"], 3)
 
+    def test_env_reaches_every_task_as_text_and_drovers_own_names_are_refused(self) -> None:
+        job = drover.sweep(f"{PY} -c 'import os; print(os.environ[\"GREETING\"])'", pos_args=[["1", "2"]],
+                           jobname="e", cwd=self.cwd)
+        self.assertEqual(job.launch(env={"GREETING": "a b; $HOME `x`"}).exit_code, 0)
+        self.assertEqual([job.logs(1), job.logs(2)], ["a b; $HOME `x`\n"] * 2)
+        with self.assertRaises(drover.DroverError) as caught:
+            job.launch(env={"DROVER_TASK_ID": "9"})
+        self.assertEqual(caught.exception.exit_code, 2)
+        self.assertIn("DROVER_TASK_ID", caught.exception.message)
+
     def test_a_dry_run_runs_and_records_nothing(self) -> None:
         dry = self.job.launch(dry_run=True, tasklist="1,3")
         self.assertIsNone(dry.launch)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from .cli import Drover, DroverBin, error_of, parse_json
 from .errors import DroverError
@@ -77,6 +77,7 @@ class Job:
         tasks_per_node: Optional[int] = None,
         max_tasks_per_node: Optional[int] = None,
         venv: Optional[PathLike] = None,
+        env: Optional[Mapping[str, Union[str, int, float]]] = None,
         result: Optional[str] = None,
         dry_run: bool = False,
         scheduler_args: Sequence[str] = (),
@@ -91,6 +92,7 @@ class Job:
             tasklist: only these tasks (``"1-3,5"``); failed / unfinished: only those tasks.
             max_tasks, cpus, gpus, mem, duration, task_timeout, retries, tasks_per_node, max_tasks_per_node,
                 venv: as `drover launch --help` says (``mem="4G"``, ``duration="10m"``).
+            env: variables for every task (``{"OMP_NUM_THREADS": 1}``), passed as they are, never by a shell.
             result: ``"stdout"`` takes each task's result from the last line of its stdout that is a JSON
                 object, instead of the file named by $DROVER_RESULT_FILE (``"file"``, the default).
             dry_run: show what would run and record nothing.
@@ -121,6 +123,7 @@ class Job:
             tasks_per_node=tasks_per_node,
             max_tasks_per_node=max_tasks_per_node,
             venv=venv,
+            env=env,
             result=result,
             jobfile=self.jobfile,
             detach=local and not wait and not dry_run,

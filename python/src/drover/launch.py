@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 #: What `--result` may say: the result file (default) or the last JSON-object line of stdout.
 RESULT_SOURCES = ("file", "stdout")
@@ -71,6 +71,21 @@ def _text(name: str, value: Optional[Union[str, int, float, "os.PathLike[str]"]]
     return [f"--{name.replace('_', '-')}={text}"]
 
 
+def _env(env: Optional[Mapping[str, Union[str, int, float]]]) -> List[str]:
+    if env is None:
+        return []
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env={env!r}: give a dict of names and values, e.g. {{'OMP_NUM_THREADS': '1'}}")
+    out = []
+    for name, value in env.items():
+        if not isinstance(name, str) or "=" in name:
+            raise ValueError(f"env: the name {name!r} is not a variable name (a string without '=')")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise TypeError(f"env[{name!r}]={value!r}: give a string or a number")
+        out.append(f"--env={name}={value}")
+    return out
+
+
 def launch_args(
     jobname: str,
     *,
@@ -89,6 +104,7 @@ def launch_args(
     tasks_per_node: Optional[int] = None,
     max_tasks_per_node: Optional[int] = None,
     venv: Optional[Union[str, "os.PathLike[str]"]] = None,
+    env: Optional[Mapping[str, Union[str, int, float]]] = None,
     result: Optional[str] = None,
     jobfile: Optional[Union[str, "os.PathLike[str]"]] = None,
     detach: bool = False,
@@ -126,6 +142,7 @@ def launch_args(
         ("jobfile", jobfile),
     ):
         argv += _text(name, text)
+    argv += _env(env)
     argv += ["--detach"] if detach else []
     argv += ["--dry-run"] if dry_run else []
     if scheduler_args:
