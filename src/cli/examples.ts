@@ -14,6 +14,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   prelaunch: [
     "drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.1 0.01 +arg --seed 1 2 +tag",
     "drover prelaunch +command 'python train.py' +jobname lr +arg --lr 0.001 +arg --seed 1 2 +tag +append",
+    'drover prelaunch +commands-file commands.txt +jobname batch',
   ],
   launch: [
     'drover launch --jobname lr --max-tasks 4                 # here, 4 at a time, live progress',
@@ -28,6 +29,11 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     'drover list lr --state failed,killed',
     'drover list lr --attempts --tasklist 7',
     'drover list lr --json | jq -r \'.[] | select(.state=="failed") | .task\'',
+  ],
+  results: [
+    'drover results lr',
+    'drover results lr --best loss --json',
+    'drover results lr --sort acc:desc --csv > lr.csv',
   ],
   logs: ['drover logs lr 7', 'drover logs lr 7 --err --attempt 1', 'drover logs lr 7 --follow'],
   cancel: ['drover cancel lr', 'drover cancel lr --tasklist 3-7 --yes'],

@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { signalExitCode } from '../backends/local/submit.js';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
+import { launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { type LaunchResult, launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
@@ -76,7 +79,10 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
   ['--partition <name>', 'Slurm partition (default: the cluster’s default, or config)'],
   ['--account <name>', 'Slurm account'],
   ['--qos <name>', 'Slurm QOS'],
-  ['--after <jobid>', 'clusters: start after this scheduler job id ended well'],
+  [
+    '--after <ids>',
+    'start after these ended well (every task succeeded): clusters: scheduler job ids; local: drover launch ids, e.g. 3,5',
+  ],
   [
     '--retries <n>',
     'retry a failed, killed or timed-out task up to n times (default: config retries, else 0)',
@@ -99,6 +105,10 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     '--env <name=value>',
     'set this variable for every task (repeatable; on every backend and pool)',
     envOption,
+  ],
+  [
+    '--result <source>',
+    'where drover results finds each task’s result: file (what it wrote to $DROVER_RESULT_FILE, default) or stdout (its last stdout line that is a JSON object)',
   ],
   [
     '--dry-run',
@@ -182,6 +192,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       'taskTimeout',
       'detach',
       'dryRun',
+      'result',
     ]),
     request: {
       ...pick(['cpus', 'duration', 'maxTasks', 'maxTasksPerNode', 'partition', 'account', 'qos', 'after']),
@@ -213,6 +224,17 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   )
     throw jobNotFound(spec.jobname);
   const ws = openWorkspace();
+  if (spec.backend === 'local' && spec.request.after !== undefined) {
+    const waitFor = launchesToWaitFor(ws.ledger, spec.request.after);
+    if (spec.detach) return waitInBackground(ws, spec.request.after, argv);
+    const after = await waitForLaunches(ws.ledger, waitFor, (ids) =>
+      note(`drover: waiting for launch ${ids.join(', ')} to end (--after)...`),
+    );
+    if (!after.ok) {
+      note(`drover: --after ${spec.request.after}: ${after.why}: nothing launched`);
+      return 1;
+    }
+  }
   const show = !o.quiet && !o.json;
   const made = await launch(ws, spec, {
     drover: { bin: self.bin, node: process.execPath },
@@ -221,6 +243,30 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   });
   const what = spec.failed ? 'failed tasks' : spec.unfinished ? 'unfinished tasks' : 'tasks';
   return report(ws, made, o.json === true, what);
+}
+
+/**
+ * `launch --detach --after L` on the local backend: this same launch, without --detach, waits in a process of
+ * its own (in its own session, its output in `.drover/after/`), and launches in the foreground when L has ended
+ * well. Nothing is recorded until then, so `drover status` shows the launch once it runs.
+ */
+function waitInBackground(ws: Workspace, after: string, argv: readonly string[]): number {
+  const dir = path.join(ws.paths.root, 'after');
+  fs.mkdirSync(dir, { recursive: true });
+  const log = path.join(dir, `${Date.now()}-${process.pid}.log`);
+  const fd = fs.openSync(log, 'a');
+  const args = [self.bin, ...argv.filter((a) => a !== '--detach'), '--quiet'];
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    cwd: process.cwd(),
+  });
+  fs.closeSync(fd);
+  child.unref();
+  note(
+    `drover: waiting in the background for launch ${after} to end well (pid ${child.pid}; output in ${log})`,
+  );
+  return 0;
 }
 
 /** Print what a launch did; its exit code (1 when a foreground launch had tasks that did not succeed). */

@@ -5,7 +5,7 @@ import { loadJob } from '../launch/load-job.js';
 import { type JobRow, jobNotFound, listJobs, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { taskJsonChunks } from '../ledger/queries.js';
-import { columnWidths, type TaskFilter, tableRows } from '../ledger/task-table.js';
+import { columnWidths, paramColumns, type TaskFilter, tableRows } from '../ledger/task-table.js';
 import { STATES, type State } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
@@ -108,13 +108,15 @@ function list(opts: ListOptions): void {
   listTable(ws.ledger, filters);
 }
 
-const HEAD = ['job', 'task', 'state', 'exit', 'attempts', 'tag', 'command'];
+const HEAD = ['job', 'task', 'state', 'exit', 'attempts', 'tag'];
 
 /**
  * `list` as a table: the widths from one aggregate query per job, then the rows a chunk at a time, each line
- * made once and written once. Linear in the tasks (cli-table3 took 34 s for 16,000, quadratically).
+ * made once and written once. Linear in the tasks (cli-table3 took 34 s for 16,000, quadratically). Each params
+ * key (the sweep's `--lr`, `pos1`, ...) is a column after `tag`; a task without that key shows `-`.
  */
 function listTable(ledger: Ledger, jobs: { job: JobRow; filter: TaskFilter }[]): void {
+  const keys = new Map<string, number>();
   const widths = HEAD.map((h) => h.length);
   for (const { job, filter } of jobs) {
     const w = columnWidths(ledger, job.id, filter);
@@ -123,14 +125,21 @@ function listTable(ledger: Ledger, jobs: { job: JobRow; filter: TaskFilter }[]):
     [job_, w.id, w.state, w.exit, w.attempts, tag].forEach((n, i) => {
       widths[i] = Math.max(widths[i]!, n);
     });
+    for (const c of paramColumns(ledger, job.id, filter)) {
+      const width = c.otherValues.reduce((m, v) => Math.max(m, displayWidth(cellText(v))), c.asciiWidth);
+      keys.set(c.key, Math.max(keys.get(c.key) ?? displayWidth(cellText(c.key)), width));
+    }
   }
-  writeLines([tableLine(HEAD, widths)]);
+  const names = [...keys.keys()];
+  const allWidths = [...widths, ...keys.values(), 0];
+  writeLines([tableLine([...HEAD, ...names.map(cellText), 'command'], allWidths)]);
   for (const { job, filter } of jobs) {
     const name = cellText(job.name);
     for (const rows of tableRows(ledger, job.id, filter)) {
       writeLines(
-        rows.map(([id, state, exit, attempts, tag, command]) =>
-          tableLine(
+        rows.map(([id, state, exit, attempts, tag, command, params]) => {
+          const values = names.length === 0 ? {} : (JSON.parse(params) as Record<string, string>);
+          return tableLine(
             [
               name,
               String(id),
@@ -138,11 +147,12 @@ function listTable(ledger: Ledger, jobs: { job: JobRow; filter: TaskFilter }[]):
               exit === null ? '-' : String(exit),
               String(attempts),
               cellText(tag),
+              ...names.map((k) => (Object.hasOwn(values, k) ? cellText(values[k]!) : '-')),
               cellText(command),
             ],
-            widths,
-          ),
-        ),
+            allWidths,
+          );
+        }),
       );
     }
   }

@@ -10,6 +10,7 @@ import { registerLogs } from './logs.js';
 import { handleProcessErrors, reportError } from './output.js';
 import { registerPool } from './pool.js';
 import { registerPrelaunch } from './prelaunch.js';
+import { registerResults } from './results.js';
 import { registerRunner } from './runner.js';
 import { self } from './self.js';
 import { registerServer } from './server.js';
@@ -34,6 +35,7 @@ export function buildProgram(version: string): Command {
   registerLaunch(program);
   registerStatus(program);
   registerList(program);
+  registerResults(program);
   registerLogs(program);
   registerCancel(program);
   registerHistory(program);

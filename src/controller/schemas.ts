@@ -70,6 +70,7 @@ export const createLaunchSchema = {
     env: { type: 'object', additionalProperties: str(100_000), maxProperties: 1000 },
     argv: { type: 'array', items: str(100_000), maxItems: 10_000 },
     dry_run: { type: 'boolean' },
+    result: { type: 'string', enum: ['file', 'stdout'] },
   },
   additionalProperties: false,
 };

@@ -142,6 +142,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
       retryDelay: spec.retryDelay,
       taskTimeout: spec.taskTimeout,
       detach: spec.detach === true,
+      result: spec.result ?? 'file',
       ...(spec.command !== undefined ? { command: spec.command } : {}),
       ...(spec.numJobs !== undefined ? { num_jobs: spec.numJobs } : {}),
     };

@@ -3,7 +3,14 @@ import { DroverError } from '../errors.js';
 import { describeChanges, findJob, type JobChanges, type JobRow, syncJobTasks } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
-import { readJobfile, validateJobname } from '../sweep/index.js';
+import {
+  paramsFileLimit,
+  paramsFilePath,
+  paramsOfEntries,
+  readJobfile,
+  readParamsFile,
+  validateJobname,
+} from '../sweep/index.js';
 
 /** What loading a job needs: the folder's paths and its ledger. */
 export interface JobSource {
@@ -34,6 +41,36 @@ export function jobfileStamp(file: string): string | undefined {
 }
 
 /**
+ * The stamp of a job's files: the jobfile's, then its params file's (`-` when it has none), so that a change of
+ * either is read again. Undefined when the jobfile is missing.
+ */
+export function jobStamp(jobfile: string): string | undefined {
+  const own = jobfileStamp(jobfile);
+  return own === undefined ? undefined : `${own}|${jobfileStamp(paramsFilePath(jobfile)) ?? '-'}`;
+}
+
+/**
+ * The jobfile's entries with the params the params file records for their commands; a params file that cannot be
+ * used is reported in one line and gives no params.
+ */
+function entriesWithParams(jobfile: string, report: ((line: string) => void) | undefined) {
+  const entries = readJobfile(jobfile);
+  const file = paramsFilePath(jobfile);
+  let size = 0;
+  try {
+    size = fs.statSync(jobfile).size;
+  } catch {
+    // read just now; a jobfile gone since leaves the smallest limit
+  }
+  const read = readParamsFile(file, paramsFileLimit(size));
+  if (read.problem !== undefined)
+    report?.(
+      `drover: warning: ${file} ${read.problem}; the job's tasks show no params (prelaunch it again to rewrite it)`,
+    );
+  return paramsOfEntries(entries, read.records);
+}
+
+/**
  * The job named `name`, with the ledger's tasks matching its jobfile (docs/concepts.md invariant 1). The jobfile (onager's
  * format) is the source of the task list: it is read again whenever it changed since the ledger last read it, so
  * an onager jobfile dropped into place, or edited, is picked up with the same rules as a prelaunch: a task whose
@@ -44,7 +81,7 @@ export function loadJob(src: JobSource, name: string, options: LoadJobOptions = 
   validateJobname(name);
   const known = findJob(src.ledger, name);
   const jobfile = options.jobfile ?? known?.jobfile ?? src.paths.jobfile(name);
-  const stamp = jobfileStamp(jobfile);
+  const stamp = jobStamp(jobfile);
   if (stamp === undefined) {
     if (options.jobfile !== undefined) {
       throw new DroverError(
@@ -59,11 +96,12 @@ export function loadJob(src: JobSource, name: string, options: LoadJobOptions = 
     );
   }
   if (known && known.jobfile === jobfile && known.jobfile_stamp === stamp) return known;
-  if (!known) return syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp).job;
+  if (!known)
+    return syncJobTasks(src.ledger, name, jobfile, entriesWithParams(jobfile, options.report), stamp).job;
   // A read-only ledger (or a full disk, for a command that only reads) answers from what it knows, saying so.
   let job = known;
   src.ledger.refreshing(() => {
-    const synced = syncJobTasks(src.ledger, name, jobfile, readJobfile(jobfile), stamp);
+    const synced = syncJobTasks(src.ledger, name, jobfile, entriesWithParams(jobfile, options.report), stamp);
     job = synced.job;
     reportChanges(name, synced.changes, options.report);
   });

@@ -42,10 +42,21 @@ export interface LaunchSpec {
   cwd: string;
   /** Local: run in the background. */
   detach?: boolean;
+  /**
+   * Where `drover results` finds each attempt's result: `file` (what the task wrote to DROVER_RESULT_FILE, the
+   * default) or `stdout` (the last line of its stdout that is a JSON object). Kept with the launch.
+   */
+  result?: ResultSource;
   dryRun?: boolean;
   /** The command line, for `drover history`. */
   argv: readonly string[];
 }
+
+/** Where a launch's attempts leave their results (see LaunchSpec.result). */
+export type ResultSource = 'file' | 'stdout';
+
+/** The values `--result` takes. */
+export const RESULT_SOURCES: readonly ResultSource[] = ['file', 'stdout'];
 
 /** The flag of each backend option, as the user typed it. */
 const FLAGS: Record<BackendOption, string> = {
@@ -108,6 +119,11 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): void {
   }
   if (spec.numJobs !== undefined && spec.command === undefined)
     throw usageError('--num-jobs needs --command CMD');
+  if (spec.result !== undefined && !RESULT_SOURCES.includes(spec.result)) {
+    throw usageError(
+      `--result ${JSON.stringify(spec.result)} is not a result source: use --result file (DROVER_RESULT_FILE, the default) or --result stdout`,
+    );
+  }
   if (spec.detach && spec.dryRun) throw usageError('--detach and --dry-run together do nothing: drop one');
   for (const option of usedOptions(spec)) {
     if (backend.traits.options.has(option)) continue;

@@ -35,6 +35,7 @@ export function toWire(spec: LaunchSpec): CreateLaunchRequest {
     cwd: spec.cwd,
     ...(env ? { env } : {}),
     ...(spec.dryRun ? { dry_run: true } : {}),
+    ...(spec.result !== undefined ? { result: spec.result } : {}),
     argv: [...spec.argv],
   };
 }
@@ -65,6 +66,7 @@ export function fromWire(req: CreateLaunchRequest): LaunchSpec {
     ...(req.env ? { env: req.env } : {}),
     cwd: req.cwd,
     ...(req.dry_run ? { dryRun: true } : {}),
+    ...(req.result !== undefined ? { result: req.result } : {}),
     argv: req.argv ?? [],
   };
 }

@@ -37,6 +37,8 @@ export interface TaskRow {
   attempts: number;
   /** The newest launch of its current command. */
   last_launch_id: number | null;
+  /** The sweep values of its current command (`{}` when prelaunch recorded none for it). */
+  params: Record<string, string>;
 }
 
 /** Find a job by name, or undefined. */
@@ -84,13 +86,14 @@ export interface JobChanges {
  * whose command changed gets a new revision and is `pending` again; its earlier command is kept in
  * task_revisions and its earlier attempts stay as that command's history. A task no longer in the entries
  * leaves the job (and its counts); its attempts stay as history. Attempt numbers keep counting per task id, so
- * history is never overwritten. One transaction.
+ * history is never overwritten. Each entry's params (JSON text, `{}` when absent) are its command's: they are
+ * set with a new or changed command and replaced whenever they differ. One transaction.
  */
 export function syncJobTasks(
   ledger: Ledger,
   name: string,
   jobfile: string,
-  entries: ReadonlyMap<number, { command: string; tag: string }>,
+  entries: ReadonlyMap<number, { command: string; tag: string; params?: string }>,
   jobfileStamp: string | null,
 ): { job: JobRow; changes: JobChanges } {
   return ledger.write(() => {
@@ -103,11 +106,12 @@ export function syncJobTasks(
       job = findJob(ledger, name)!;
     }
     ledger.db.exec(
-      'CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL)',
+      `CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL,
+         params TEXT NOT NULL)`,
     );
     ledger.stmt('DELETE FROM temp.sync_entries').run();
-    const put = ledger.stmt('INSERT INTO temp.sync_entries (id, command, tag) VALUES (?, ?, ?)');
-    for (const [id, e] of entries) put.run(id, e.command, e.tag);
+    const put = ledger.stmt('INSERT INTO temp.sync_entries (id, command, tag, params) VALUES (?, ?, ?, ?)');
+    for (const [id, e] of entries) put.run(id, e.command, e.tag, e.params ?? '{}');
     const changes = applyEntries(ledger, job, created);
     const generation = changes.changed + changes.added > 0 ? job.generation + 1 : job.generation;
     const size = ledger
@@ -151,8 +155,8 @@ function applyEntries(ledger: Ledger, job: JobRow, created: boolean): JobChanges
     .run(job.id).changes;
   const changed = ledger
     .stmt(
-      `UPDATE tasks SET command = e.command, tag = e.tag, revision = ?, state = 'pending', exit_code = NULL,
-         tries = 0, last_launch_id = NULL
+      `UPDATE tasks SET command = e.command, tag = e.tag, params = e.params, revision = ?, state = 'pending',
+         exit_code = NULL, tries = 0, last_launch_id = NULL
        FROM temp.sync_entries e WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command != e.command`,
     )
     .run(next, job.id).changes;
@@ -162,11 +166,17 @@ function applyEntries(ledger: Ledger, job: JobRow, created: boolean): JobChanges
        WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command = e.command AND tasks.tag != e.tag`,
     )
     .run(job.id).changes;
+  ledger
+    .stmt(
+      `UPDATE tasks SET params = e.params FROM temp.sync_entries e
+       WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command = e.command AND tasks.params != e.params`,
+    )
+    .run(job.id);
   // A new id continues the attempt numbers of any earlier task with that id, so its history stays intact.
   const added = ledger
     .stmt(
-      `INSERT INTO tasks (job_id, id, command, tag, revision, attempts)
-       SELECT ?, e.id, e.command, e.tag, ?,
+      `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
+       SELECT ?, e.id, e.command, e.tag, e.params, ?,
          coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.id), 0)
        FROM temp.sync_entries e WHERE e.id NOT IN (SELECT id FROM tasks WHERE job_id = ?)`,
     )
@@ -214,6 +224,7 @@ export function taskJson(t: TaskRow) {
     exit_code: t.exit_code,
     attempts: t.attempts,
     launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+    params: t.params,
   };
 }
 

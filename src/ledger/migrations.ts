@@ -239,4 +239,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE pool_workers ADD COLUMN secret_hash TEXT;   -- sha256 of the worker's session secret, hex
   ALTER TABLE pool_workers ADD COLUMN element TEXT;       -- the scheduler array element it runs in (A_I, J.T)
   `,
+  // 5: each task's sweep values (issue 12), as prelaunch recorded them for the command the task has now; '{}' for
+  // a job made by onager or by hand. A sync sets them with the command, so they can never outlive it.
+  `
+  ALTER TABLE tasks ADD COLUMN params TEXT NOT NULL DEFAULT '{}';      -- JSON object of strings: {"--lr": "0.1"}
+  `,
 ];

@@ -161,6 +161,8 @@ export interface CreateLaunchRequest {
   argv?: string[];
   /** Say what the launch would queue, and record nothing but the history. */
   dry_run?: boolean;
+  /** Where the attempts leave their results: `file` (DROVER_RESULT_FILE, the default) or `stdout`. */
+  result?: 'file' | 'stdout';
 }
 
 /** Answer of `POST /v1/launches`. */

@@ -300,6 +300,8 @@ export class Runner {
         ...task.env,
         DROVER_TASK_ID: String(task.id),
         DROVER_ATTEMPT: String(attempt),
+        // Where the attempt may leave a JSON object as its result (drover results), beside its logs.
+        DROVER_RESULT_FILE: path.join(this.group.logDir, `${task.id}.${attempt}.result.json`),
       },
       cwd: this.group.cwd,
       out,

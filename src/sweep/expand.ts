@@ -14,6 +14,8 @@ export interface ExpandOptions {
 interface Row {
   command: string;
   suffix: string;
+  /** The sweep values that made this row, keyed as `SweepTask.params` says. */
+  params: Record<string, string>;
 }
 
 /**
@@ -26,39 +28,87 @@ export function expandSweep(spec: SweepSpec, options: ExpandOptions = {}): Sweep
   const joiner = spec.argMode === 'hydra' ? '=' : ' ';
   const args = mergeArgs(spec.args);
   const tagArgs = new Set(spec.tagArgs ?? args.map((a) => a.name));
-  let rows: Row[] = [{ command: spec.command, suffix: '' }];
-  for (const values of spec.posArgs) {
+  const keys = paramKeys(spec.posArgs.length, args, spec.flags);
+  let rows: Row[] = [{ command: spec.command, suffix: '', params: {} }];
+  spec.posArgs.forEach((values, i) => {
+    const key = keys.pos[i];
     rows = values.flatMap((v) =>
-      rows.map((r) => ({ command: `${r.command} ${v}`, suffix: r.suffix + WSEP + v })),
+      rows.map((r) => ({
+        command: `${r.command} ${v}`,
+        suffix: r.suffix + WSEP + v,
+        params: key === undefined ? r.params : { ...r.params, [key]: v },
+      })),
     );
-  }
+  });
   for (const { name, values } of args) {
     const key = tagArgs.has(name) ? WSEP + tagKeyName(name) : undefined;
     if (values.length === 0) {
-      rows = rows.map((r) => ({ command: `${r.command} ${name}`, suffix: r.suffix + (key ?? '') }));
+      rows = rows.map((r) => ({ ...r, command: `${r.command} ${name}`, suffix: r.suffix + (key ?? '') }));
       continue;
     }
     rows = values.flatMap((v) =>
       rows.map((r) => ({
         command: `${r.command} ${name}${joiner}${v}`,
         suffix: key === undefined ? r.suffix : r.suffix + key + SEP + v,
+        params: { ...r.params, [name]: v },
       })),
     );
   }
   for (const flag of spec.flags) {
     const mark = flag.replaceAll('-', '').replaceAll('+', '');
-    const on = rows.map((r) => ({ command: `${r.command} ${flag}`, suffix: `${r.suffix}${WSEP}+${mark}` }));
-    const off = rows.map((r) => ({ command: r.command, suffix: `${r.suffix}${WSEP}-${mark}` }));
+    const own = keys.flags.has(flag);
+    const on = rows.map((r) => ({
+      command: `${r.command} ${flag}`,
+      suffix: `${r.suffix}${WSEP}+${mark}`,
+      params: own ? { ...r.params, [flag]: 'true' } : r.params,
+    }));
+    const off = rows.map((r) => ({
+      command: r.command,
+      suffix: `${r.suffix}${WSEP}-${mark}`,
+      params: own ? { ...r.params, [flag]: 'false' } : r.params,
+    }));
     rows = [...on, ...off];
   }
   const width = String(startId + rows.length - 1).length;
   return rows.map((row, index) => {
     const id = startId + index;
-    if (spec.tag === undefined) return { id, command: row.command, tag: '' };
+    const params = orderParams(row.params, keys.order);
+    if (spec.tag === undefined) return { id, command: row.command, tag: '', params };
     const number = spec.noTagNumber ? '' : SEP + String(id).padStart(width, '0');
     const tag = spec.jobname + number + row.suffix;
-    return { id, command: `${row.command} ${spec.tag}${joiner}${tag}`, tag };
+    return { id, command: `${row.command} ${spec.tag}${joiner}${tag}`, tag, params };
   });
+}
+
+/**
+ * The params keys of a sweep, in the order the command has them (positionals, +arg names, flags).
+ * A `+arg` with values is keyed by its name, the i-th `+pos-arg` by `pos<i>`, a flag by itself. A name that is
+ * already taken (a hydra `+arg pos1 ...`, a flag that is also an `+arg`) stays the `+arg`'s: the later one is not
+ * recorded, so no value is ever silently replaced by another.
+ */
+function paramKeys(
+  posCount: number,
+  args: readonly SweepArg[],
+  flags: readonly string[],
+): { pos: (string | undefined)[]; flags: Set<string>; order: string[] } {
+  const argKeys = args.filter((a) => a.values.length > 0).map((a) => a.name);
+  const taken = new Set(argKeys);
+  const pos = Array.from({ length: posCount }, (_, i) => `pos${i + 1}`).map((key) => {
+    if (taken.has(key)) return undefined;
+    taken.add(key);
+    return key;
+  });
+  const own = new Set(flags.filter((flag) => !taken.has(flag)));
+  const order = [...pos.filter((k) => k !== undefined), ...argKeys, ...own];
+  return { pos, flags: own, order };
+}
+
+/**
+ * The same params with their keys in `order` (JSON keeps insertion order). Own properties only, made with
+ * fromEntries: a key such as `__proto__` or `toString` is data, never the prototype's.
+ */
+function orderParams(params: Record<string, string>, order: readonly string[]): Record<string, string> {
+  return Object.fromEntries(order.filter((k) => Object.hasOwn(params, k)).map((k) => [k, params[k]!]));
 }
 
 /** The id after the highest one in a jobfile (onager: `max(ids) + 1`), or 1 for an empty one. */

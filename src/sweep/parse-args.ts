@@ -137,12 +137,20 @@ function apply(draft: Draft, def: OptionDef, name: string, values: string[]): vo
     case 'quiet':
       draft.quiet = true;
       return;
+    case 'commandsFile':
+      if (first === '')
+        throw usageError(
+          '+commands-file is empty: give a file of commands, one per line (- for standard input)',
+        );
+      draft.commandsFile = first;
+      return;
     case 'help':
       throw usageError(`${name} asks for help and takes no other arguments; ${PRELAUNCH_USAGE}`);
   }
 }
 
 function finish(draft: Draft): PrelaunchSpec {
+  if (draft.commandsFile !== undefined) return finishCommandsFile(draft, draft.commandsFile);
   if (draft.command === undefined) throw usageError(`+command is required; ${PRELAUNCH_USAGE}`);
   if (draft.command.trim() === '')
     throw usageError('+command is empty; give the base command, e.g. +command ./train');
@@ -164,6 +172,38 @@ function finish(draft: Draft): PrelaunchSpec {
   if (draft.tag !== undefined) spec.tag = draft.tag;
   if (draft.tagArgs !== undefined) spec.tagArgs = draft.tagArgs;
   return spec;
+}
+
+/** `+commands-file`: the file gives whole commands, so nothing that makes commands may come with it. */
+function finishCommandsFile(draft: Draft, commandsFile: string): PrelaunchSpec {
+  const mixed = [
+    draft.command !== undefined && '+command',
+    draft.args.length > 0 && '+arg',
+    draft.posArgs.length > 0 && '+pos-arg',
+    draft.flags.length > 0 && '+flag',
+    draft.tag !== undefined && '+tag',
+    draft.tagArgs !== undefined && '+tag-args',
+    draft.noTagNumber === true && '+no-tag-number',
+    draft.argMode !== undefined && '+arg-mode',
+  ].filter((w): w is string => w !== false);
+  if (mixed.length > 0)
+    throw usageError(`+commands-file gives whole commands, one per line: drop ${mixed.join(', ')}`);
+  if (draft.jobname === undefined) throw usageError(`+jobname is required; ${PRELAUNCH_USAGE}`);
+  const jobname = validateJobname(draft.jobname);
+  if (draft.jobfile !== undefined) jobfilePath(draft.jobfile, jobname);
+  return {
+    command: '',
+    commandsFile,
+    jobname,
+    argMode: 'argparse',
+    args: [],
+    posArgs: [],
+    flags: [],
+    noTagNumber: false,
+    append: draft.append ?? false,
+    quiet: draft.quiet ?? false,
+    ...(draft.jobfile !== undefined ? { jobfile: draft.jobfile } : {}),
+  };
 }
 
 function strayValueMessage(word: string, previous: { def: OptionDef; name: string } | undefined): string {

@@ -17,6 +17,7 @@ export type OptionKey =
   | 'noTagNumber'
   | 'append'
   | 'quiet'
+  | 'commandsFile'
   | 'help';
 
 /** One option of onager's prelaunch parser (onager/frontend.py). */
@@ -27,30 +28,115 @@ export interface OptionDef {
   names: readonly string[];
   /** How many values follow it. */
   arity: Arity;
+  /** How it is written with its values, for help: `+arg NAME [VALUE...]`. */
+  usage: string;
+  /** What it does, for help, the man page and completion. */
+  description: string;
 }
 
 /** The prelaunch options, as onager declares them (argparse with prefix_chars='+'; help is `+h`/`++help`). */
 export const PRELAUNCH_OPTIONS: readonly OptionDef[] = [
-  { key: 'command', names: ['+command'], arity: 'one' },
-  { key: 'jobname', names: ['+jobname'], arity: 'one' },
-  { key: 'jobfile', names: ['+jobfile'], arity: 'one' },
-  { key: 'argMode', names: ['+arg-mode'], arity: 'one' },
-  { key: 'arg', names: ['+arg'], arity: 'many' },
-  { key: 'posArg', names: ['+pos-arg'], arity: 'many' },
-  { key: 'flag', names: ['+flag'], arity: 'one' },
-  { key: 'tag', names: ['+tag'], arity: 'optional' },
-  { key: 'tagArgs', names: ['+tag-args'], arity: 'many' },
-  { key: 'noTagNumber', names: ['+no-tag-number'], arity: 'none' },
-  { key: 'append', names: ['+append', '+a'], arity: 'none' },
-  { key: 'quiet', names: ['+quiet', '+q'], arity: 'none' },
-  { key: 'help', names: ['+h', '+help', '++help'], arity: 'none' },
+  {
+    key: 'command',
+    names: ['+command'],
+    arity: 'one',
+    usage: '+command CMD',
+    description: 'the base command of every task',
+  },
+  {
+    key: 'jobname',
+    names: ['+jobname'],
+    arity: 'one',
+    usage: '+jobname NAME',
+    description: 'the job’s name (letters, digits, _ - . +)',
+  },
+  {
+    key: 'jobfile',
+    names: ['+jobfile'],
+    arity: 'one',
+    usage: '+jobfile PATH',
+    description: 'write the jobfile here ({jobname} is replaced)',
+  },
+  {
+    key: 'argMode',
+    names: ['+arg-mode'],
+    arity: 'one',
+    usage: '+arg-mode MODE',
+    description: 'argparse (--lr 0.1, default) or hydra (lr=0.1)',
+  },
+  {
+    key: 'arg',
+    names: ['+arg'],
+    arity: 'many',
+    usage: '+arg NAME [VALUE...]',
+    description: 'an option and its values; several +arg make a grid (earlier ones vary fastest)',
+  },
+  {
+    key: 'posArg',
+    names: ['+pos-arg'],
+    arity: 'many',
+    usage: '+pos-arg VALUE...',
+    description: 'a positional argument and its values',
+  },
+  { key: 'flag', names: ['+flag'], arity: 'one', usage: '+flag FLAG', description: 'a flag, on and off' },
+  {
+    key: 'tag',
+    names: ['+tag'],
+    arity: 'optional',
+    usage: '+tag [ARG]',
+    description: 'pass each task a tag (default option --tag) made of the jobname, number and values',
+  },
+  {
+    key: 'tagArgs',
+    names: ['+tag-args'],
+    arity: 'many',
+    usage: '+tag-args NAME...',
+    description: 'only these +arg names go into the tag',
+  },
+  {
+    key: 'noTagNumber',
+    names: ['+no-tag-number'],
+    arity: 'none',
+    usage: '+no-tag-number',
+    description: 'leave the task number out of tags',
+  },
+  {
+    key: 'commandsFile',
+    names: ['+commands-file'],
+    arity: 'one',
+    usage: '+commands-file FILE',
+    description:
+      'instead of +command and a sweep: one task per line of FILE (- for stdin; blank lines and # comments skipped)',
+  },
+  {
+    key: 'append',
+    names: ['+append', '+a'],
+    arity: 'none',
+    usage: '+append, +a',
+    description: 'add the tasks to the job’s existing jobfile',
+  },
+  {
+    key: 'quiet',
+    names: ['+quiet', '+q'],
+    arity: 'none',
+    usage: '+quiet, +q',
+    description: 'do not print the commands',
+  },
+  {
+    key: 'help',
+    names: ['+h', '+help', '++help'],
+    arity: 'none',
+    usage: '+help, +h',
+    description: 'this help',
+  },
 ];
 
 /** One line of usage, used in error messages and for `+h`. */
 export const PRELAUNCH_USAGE =
   'usage: drover prelaunch +command CMD +jobname NAME [+arg NAME [VALUE ...]] [+pos-arg VALUE [VALUE ...]] ' +
   '[+flag FLAG] [+tag [ARG]] [+tag-args NAME [NAME ...]] [+no-tag-number] [+arg-mode argparse|hydra] ' +
-  '[+jobfile PATH] [+append] [+quiet]';
+  '[+jobfile PATH] [+append] [+quiet]  |  drover prelaunch +commands-file FILE +jobname NAME [+jobfile PATH] ' +
+  '[+append] [+quiet]';
 
 const BY_NAME = new Map<string, OptionDef>(
   PRELAUNCH_OPTIONS.flatMap((def) => def.names.map((n) => [n, def])),

@@ -14,8 +14,10 @@ export interface SweepArg {
  * Repeated single-value options keep the last one given, as argparse does.
  */
 export interface PrelaunchSpec {
-  /** `+command`: the base command every task starts with. */
+  /** `+command`: the base command every task starts with (`''` with `+commands-file`). */
   command: string;
+  /** `+commands-file`: a file of whole commands, one per line (`-`: standard input), instead of a sweep. */
+  commandsFile?: string;
   /** `+jobname`: the job's name, already validated (see `validateJobname`). */
   jobname: string;
   /** `+jobfile`: a path template where `{jobname}` is replaced; undefined means the default jobfile. */
@@ -54,6 +56,11 @@ export interface SweepTask {
   command: string;
   /** The tag passed to the command, or `''` when the sweep has no `+tag`. */
   tag: string;
+  /**
+   * The sweep values that made it: `--lr` → `0.1` (hydra: `lr` → `0.1`), `pos1` → the first `+pos-arg`'s value,
+   * a `+flag` → `'true'` or `'false'`. A `+arg` given without values is no sweep value and has no key.
+   */
+  params: Record<string, string>;
 }
 
 /** One jobfile record: onager stores it as `["<command>", "<tag>"]` under the task id. */

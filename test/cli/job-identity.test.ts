@@ -282,6 +282,8 @@ test('a prelaunch the ledger refuses leaves the jobfile as it was (fake failure:
   const cwd = tempWorkspace(t);
   await ok(['prelaunch', '+command', 'echo', '+jobname', 'j', '+pos-arg', '1', '2', '+q'], cwd);
   const before = fs.readFileSync(jobfileOf(cwd, 'j'), 'utf8');
+  const paramsFile = path.join(path.dirname(jobfileOf(cwd, 'j')), 'params.json');
+  const paramsBefore = fs.readFileSync(paramsFile, 'utf8');
   // A failure after the jobfile is written, as a full disk at commit would give.
   const db = new Database(path.join(cwd, '.drover', 'ledger.db'));
   db.exec(
@@ -296,6 +298,7 @@ test('a prelaunch the ledger refuses leaves the jobfile as it was (fake failure:
     const r = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'j', ...args, '+q'], { cwd });
     assert.notEqual(r.code, 0);
     assert.equal(fs.readFileSync(jobfileOf(cwd, 'j'), 'utf8'), before, args.join(' '));
+    assert.equal(fs.readFileSync(paramsFile, 'utf8'), paramsBefore, args.join(' '));
     assert.deepEqual(ledgerDump(cwd), ledgerBefore);
   }
   const fresh = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'new', '+pos-arg', '1'], {
@@ -303,5 +306,6 @@ test('a prelaunch the ledger refuses leaves the jobfile as it was (fake failure:
   });
   assert.notEqual(fresh.code, 0);
   assert.equal(fs.existsSync(jobfileOf(cwd, 'new')), false);
-  assert.deepEqual(fs.readdirSync(path.dirname(jobfileOf(cwd, 'j'))), ['jobs.json']);
+  assert.equal(fs.existsSync(path.join(path.dirname(jobfileOf(cwd, 'new')), 'params.json')), false);
+  assert.deepEqual(fs.readdirSync(path.dirname(jobfileOf(cwd, 'j'))).sort(), ['jobs.json', 'params.json']);
 });

@@ -44,6 +44,7 @@ test('list --json reproduces every command exactly, with the contract’s fields
     exit_code: null,
     attempts: 0,
     launch: null,
+    params: { pos1: TRICKY[0] },
   });
   assert.deepEqual(
     tasks.map((r) => r.task),
@@ -78,6 +79,7 @@ test('list --json of a job larger than one chunk, and of every job: each task on
     'exit_code',
     'attempts',
     'launch',
+    'params',
   ]);
   assert.deepEqual(
     all.slice(-2).map((r) => [r.jobname, r.task, r.command]),

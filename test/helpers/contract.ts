@@ -33,6 +33,8 @@ export interface ListedTask {
   state: StateName;
   exit_code: number | null;
   attempts: number;
+  /** The task's sweep values (issue 12): `{}` for a job prelaunch did not make. */
+  params: Record<string, string>;
 }
 
 /** Counts with every state present: zero except those given. */

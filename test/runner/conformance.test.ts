@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SIGNAL_NAMES } from '../../src/runner/end-state.js';
 import { SCHEDULER_STOP, timeLimitReason } from '../../src/runner/reasons.js';
@@ -69,6 +70,19 @@ const ENDS: EndCase[] = [
     out: '12|1\n',
     err: "it's J\n",
   },
+  // The result file is the attempt's own, beside its logs, and the task can write it.
+  {
+    command:
+      'echo \'{"loss": 0.5}\' > "$DROVER_RESULT_FILE" && cat "$DROVER_RESULT_FILE" && basename "$DROVER_RESULT_FILE"',
+    end: ok,
+    out: (text, start) => {
+      assert.equal(text, `{"loss": 0.5}\n${start.task}.1.result.json\n`);
+      assert.equal(
+        fs.readFileSync(String(start.out).replace(/\.out$/, '.result.json'), 'utf8'),
+        '{"loss": 0.5}\n',
+      );
+    },
+  },
   { command: 'echo \'é \\ "q"\ta\'\necho second line', end: ok, out: 'é \\ "q"\ta\nsecond line\n' },
   // A variable of the launch (settings.env) with a newline, a tab, quotes and non-ASCII.
   { command: 'printf \'[%s]\' "$X_NOTE"', end: ok, out: '[a\nb\t"c" é]' },
@@ -84,6 +98,7 @@ const ENDS: EndCase[] = [
           'DROVER_JOBNAME=J',
           'DROVER_LAUNCH=3',
           `DROVER_LAUNCH_DIR=${dir}/.drover/jobs/J/launches/3`,
+          `DROVER_RESULT_FILE=${String(start.out).replace(/\.out$/, '.result.json')}`,
           `DROVER_SLOT=${start.slot}`,
           `DROVER_TASK_ID=${start.task}`,
           `cwd ${dir}`,

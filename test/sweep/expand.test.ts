@@ -84,9 +84,11 @@ test('a repeated +arg name keeps its first place and its last values, like a Pyt
 });
 
 test('no axes: one task; +tag alone gives <jobname>_1, +no-tag-number gives <jobname>', () => {
-  assert.deepEqual(sweep([]), [{ id: 1, command: 'run', tag: '' }]);
-  assert.deepEqual(sweep(['+tag']), [{ id: 1, command: 'run --tag j_1', tag: 'j_1' }]);
-  assert.deepEqual(sweep(['+tag', '+no-tag-number']), [{ id: 1, command: 'run --tag j', tag: 'j' }]);
+  assert.deepEqual(sweep([]), [{ id: 1, command: 'run', tag: '', params: {} }]);
+  assert.deepEqual(sweep(['+tag']), [{ id: 1, command: 'run --tag j_1', tag: 'j_1', params: {} }]);
+  assert.deepEqual(sweep(['+tag', '+no-tag-number']), [
+    { id: 1, command: 'run --tag j', tag: 'j', params: {} },
+  ]);
 });
 
 test('append numbering: ids continue at startId, padding is the width of the last new id', () => {

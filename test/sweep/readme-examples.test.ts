@@ -107,11 +107,13 @@ test('README Eqw example: +pos-arg {0001..1000} +tag gives 4-digit numbers and t
     id: 1,
     command: './myscript 0001 --tag test-eqw_0001__0001',
     tag: 'test-eqw_0001__0001',
+    params: { pos1: '0001' },
   });
   assert.deepEqual(tasks[999], {
     id: 1000,
     command: './myscript 1000 --tag test-eqw_1000__1000',
     tag: 'test-eqw_1000__1000',
+    params: { pos1: '1000' },
   });
 });
 

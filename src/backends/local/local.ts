@@ -12,7 +12,7 @@ import { thisProcessHandles } from './submit.js';
 export const localBackend: Backend = {
   name: 'local',
   traits: {
-    options: new Set(['maxTasks', 'duration', 'detach']),
+    options: new Set(['maxTasks', 'duration', 'detach', 'after']),
     refusal: 'it is for cluster schedulers',
     taskRows: 'eager',
   },

@@ -241,7 +241,8 @@ def start(id, attempt, argv):
     out = os.path.join(log_dir, '%d.%d.out' % (id, attempt))
     err = os.path.join(log_dir, '%d.%d.err' % (id, attempt))
     env = dict(os.environ)
-    env.update(DROVER_TASK_ID=str(id), DROVER_ATTEMPT=str(attempt), DROVER_SLOT=str(slot))
+    env.update(DROVER_TASK_ID=str(id), DROVER_ATTEMPT=str(attempt), DROVER_SLOT=str(slot),
+               DROVER_RESULT_FILE=os.path.join(log_dir, '%d.%d.result.json' % (id, attempt)))
     gpus = slot_gpus.get(slot)
     if gpus is not None:
         env['CUDA_VISIBLE_DEVICES'] = gpus

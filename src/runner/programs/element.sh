@@ -220,7 +220,7 @@ start_task() { # LINE
   eval "words=(${line#* })"
   slot=${free[-1]}
   unset 'free[-1]'
-  export DROVER_TASK_ID=$id DROVER_ATTEMPT=$attempt DROVER_SLOT=$slot
+  export DROVER_TASK_ID=$id DROVER_ATTEMPT=$attempt DROVER_SLOT=$slot DROVER_RESULT_FILE=$log_dir/$id.$attempt.result.json
   if [[ -n ${slot_gpus[slot]:-} ]]; then
     export CUDA_VISIBLE_DEVICES=${slot_gpus[slot]}
     gpus="\"${slot_gpus[slot]}\""

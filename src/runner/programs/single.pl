@@ -150,7 +150,8 @@ for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
     open(STDOUT, '>', $out) or exit(126);
     open(STDERR, '>', $err) or exit(126);
     chdir($s{cwd}) if defined $s{cwd};
-    @ENV{qw(DROVER_TASK_ID DROVER_ATTEMPT DROVER_SLOT DROVER_JOBNAME DROVER_LAUNCH)} = ($task, $attempt, 0, $s{job}, $s{launch});
+    @ENV{qw(DROVER_TASK_ID DROVER_ATTEMPT DROVER_SLOT DROVER_JOBNAME DROVER_LAUNCH DROVER_RESULT_FILE)} =
+      ($task, $attempt, 0, $s{job}, $s{launch}, "$s{log_dir}/$task.$attempt.result.json");
     { no warnings 'exec'; exec { $argv[0] } @argv; }
     my $code = ($! + 0) == 2 ? 127 : 126;
     print STDERR "drover: cannot execute $argv[0]: $!\n";

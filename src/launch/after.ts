@@ -1,0 +1,68 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { refresh } from '../backends/refresh.js';
+import { usageError } from '../errors.js';
+import { getLaunch, type LaunchRow } from '../ledger/launches.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { launchCounts } from '../ledger/queries.js';
+
+/** How often a launch waiting with `--after` looks at the launches it waits for. */
+const LOOK_EVERY_MS = 1000;
+
+/**
+ * `launch --after 3,5` on the local backend: the drover launches of this folder it waits for (a cluster's
+ * `--after` names scheduler job ids instead, and the scheduler waits). Refused at once if one does not exist.
+ */
+export function launchesToWaitFor(ledger: Ledger, after: string): LaunchRow[] {
+  if (!/^\d{1,15}(,\d{1,15})*$/.test(after))
+    throw usageError(
+      `--after '${after}' is not a list of launch ids: give e.g. 3 or 3,5 (drover status shows them)`,
+    );
+  return after.split(',').map((text) => {
+    const row = getLaunch(ledger, Number(text));
+    if (!row)
+      throw usageError(
+        `--after ${text}: this folder has no launch ${text} (drover status shows its launches)`,
+      );
+    return row;
+  });
+}
+
+/** How the launches waited for ended: all well, or the first that did not, and why. */
+export type AfterOutcome = { ok: true } | { ok: false; why: string };
+
+/**
+ * Wait until every launch has ended (no task of it queued or running), then say whether each ended well: every
+ * one of its tasks succeeded, as Slurm's `afterok`. Nothing is written while waiting but what any `drover
+ * status` writes (the runners' records, ingested).
+ */
+export async function waitForLaunches(
+  ledger: Ledger,
+  launches: readonly LaunchRow[],
+  waiting: (ids: number[]) => void,
+): Promise<AfterOutcome> {
+  let told = false;
+  for (;;) {
+    const pending = launches.filter((l) => {
+      refresh(ledger, l.job_id);
+      return getLaunch(ledger, l.id)?.open === 1;
+    });
+    if (pending.length === 0) break;
+    if (!told) waiting(pending.map((l) => l.id));
+    told = true;
+    await sleep(LOOK_EVERY_MS);
+  }
+  for (const l of launches) {
+    const counts = launchCounts(ledger, l.id);
+    if (counts.succeeded !== l.task_count) {
+      const not = Object.entries(counts)
+        .filter(([state, n]) => state !== 'succeeded' && n > 0)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(', ');
+      return {
+        ok: false,
+        why: `launch ${l.id} ended with ${not || 'tasks not succeeded'} of its ${l.task_count} tasks`,
+      };
+    }
+  }
+  return { ok: true };
+}

@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import type { Ledger } from '../ledger/ledger.js';
+import { resultSources } from '../ledger/results.js';
+import type { State } from '../protocol/states.js';
+import type { ResultSource } from './spec.js';
+
+/**
+ * What tasks produced (`drover results`): each task's latest attempt's result, read from the file its runner
+ * named in DROVER_RESULT_FILE (`<logDir>/<task>.<attempt>.result.json`, beside its `.out` log), or from the last
+ * line of its stdout that is a JSON object when its launch said `--result stdout`. Pool workers write to the log
+ * folder the controller chose, so the same paths hold for every backend.
+ */
+
+/** A result file (or the tail of stdout searched for one) is read up to this size; a bigger file is no result. */
+export const MAX_RESULT_BYTES = 1024 * 1024;
+/** A result nested deeper than this, or with more fields than MAX_RESULT_FIELDS, is no result. */
+export const MAX_RESULT_DEPTH = 32;
+export const MAX_RESULT_FIELDS = 1000;
+
+/** A result: a JSON object as the task wrote it. */
+export type ResultObject = Record<string, unknown>;
+
+/** One task with its result, as `drover results --json` prints it. */
+export interface TaskResult {
+  task: number;
+  state: State;
+  tag: string;
+  params: Record<string, string>;
+  duration_s: number | null;
+  /** The result, or null when the task left none (or left one that could not be used: see problems). */
+  result: ResultObject | null;
+}
+
+/** The tasks' results, and the ones that could not be used (`task 3: ... is not a JSON object`). */
+export interface Results {
+  tasks: TaskResult[];
+  problems: string[];
+}
+
+/** Each task's result (one per task in id order), with what was wrong with those that could not be read. */
+export function collectResults(
+  ledger: Ledger,
+  jobId: number,
+  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
+): Results {
+  const problems: string[] = [];
+  const tasks = resultSources(ledger, jobId, filter).map((row) => {
+    const source: ResultSource = sourceOf(row.options);
+    const read = row.stdout_path === null ? { result: null } : readResult(row.stdout_path, source);
+    if (read.problem !== undefined) problems.push(`task ${row.task}: ${read.problem}`);
+    return {
+      task: row.task,
+      state: row.state,
+      tag: row.tag,
+      params: JSON.parse(row.params) as Record<string, string>,
+      duration_s: row.duration_s,
+      result: read.result,
+    };
+  });
+  return { tasks, problems };
+}
+
+function sourceOf(options: string | null): ResultSource {
+  if (options === null) return 'file';
+  try {
+    return (JSON.parse(options) as { result?: unknown }).result === 'stdout' ? 'stdout' : 'file';
+  } catch {
+    return 'file';
+  }
+}
+
+/** The result file of an attempt whose stdout log is `out` (`3.1.out` → `3.1.result.json`). */
+export function resultFileOf(out: string): string {
+  return `${out.replace(/\.out$/, '')}.result.json`;
+}
+
+/** An attempt's result: none when it left none, none and a problem when what it left cannot be used. */
+export function readResult(
+  out: string,
+  source: ResultSource,
+): { result: ResultObject | null; problem?: string } {
+  if (source === 'stdout') return lastJsonLine(out);
+  const file = resultFileOf(out);
+  let text: string;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_RESULT_BYTES)
+      return { result: null, problem: `${file} is ${size} bytes, more than 1 MiB` };
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { result: null };
+    return { result: null, problem: `${file} cannot be read (${code ?? String(err)})` };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { result: null, problem: `${file} is not JSON` };
+  }
+  const why = unusable(parsed);
+  return why === undefined ? { result: parsed as ResultObject } : { result: null, problem: `${file} ${why}` };
+}
+
+/** Why a parsed value is not a usable result, or undefined when it is one. */
+function unusable(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'is not a JSON object';
+  let fields = 0;
+  const walk = (v: unknown, depth: number): boolean => {
+    if (depth > MAX_RESULT_DEPTH) return false;
+    if (typeof v !== 'object' || v === null) return ++fields <= MAX_RESULT_FIELDS;
+    return Object.values(v).every((x) => walk(x, depth + 1));
+  };
+  return walk(value, 0)
+    ? undefined
+    : `is nested deeper than ${MAX_RESULT_DEPTH} or has more than ${MAX_RESULT_FIELDS} fields`;
+}
+
+/** The last line of a log (its last MiB) that is a JSON object; none when it has none. */
+function lastJsonLine(out: string): { result: ResultObject | null; problem?: string } {
+  let fd: number | undefined;
+  let text: string;
+  try {
+    fd = fs.openSync(out, 'r');
+    const size = fs.fstatSync(fd).size;
+    const length = Math.min(size, MAX_RESULT_BYTES);
+    const buf = Buffer.alloc(length);
+    let done = 0;
+    while (done < length) {
+      const n = fs.readSync(fd, buf, done, length - done, size - length + done);
+      if (n === 0) break;
+      done += n;
+    }
+    text = buf.subarray(0, done).toString('utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { result: null };
+    return { result: null, problem: `${out} cannot be read (${code ?? String(err)})` };
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+  const lines = text.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (!line.startsWith('{') || !line.endsWith('}')) continue;
+    try {
+      const parsed: unknown = JSON.parse(line);
+      if (unusable(parsed) === undefined) return { result: parsed as ResultObject };
+    } catch {
+      // not JSON: an earlier line may be
+    }
+  }
+  return { result: null };
+}
