@@ -25,18 +25,6 @@ export const LIST_COLUMNS = [
 /** A column of the list table. */
 export type ListColumn = (typeof LIST_COLUMNS)[number];
 
-/** The columns of `drover list` without --columns, in order. */
-export const DEFAULT_COLUMNS: readonly ListColumn[] = [
-  'job',
-  'task',
-  'state',
-  'exit',
-  'attempts',
-  'tag',
-  'params',
-  'command',
-];
-
 /**
  * `params` is not one column but one per key of the tasks' sweep values (`--lr`, `pos1`, ...), in the sweep's
  * order, `-` for a task without that key; none for a job with no params.
@@ -44,6 +32,9 @@ export const DEFAULT_COLUMNS: readonly ListColumn[] = [
 
 /** Columns read from the latest attempt: asking for one of them makes the table join attempts. */
 export const ATTEMPT_COLUMNS: ReadonlySet<ListColumn> = new Set(['duration', 'host', 'started']);
+
+/** The columns of `drover list` without --columns, in order: all but the attempt columns. */
+export const DEFAULT_COLUMNS: readonly ListColumn[] = LIST_COLUMNS.filter((c) => !ATTEMPT_COLUMNS.has(c));
 
 /** Parse `--columns a,b,c`: known names, each once, at least one; exit 2 naming a bad one and the valid ones. */
 export function parseColumns(text: string): ListColumn[] {

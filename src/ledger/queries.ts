@@ -3,6 +3,7 @@ import type { TaskRow } from './jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
+import { taskWhere } from './task-table.js';
 
 /** Count rows by state into a record with every state present. */
 function countBy(rows: { state: State; n: number }[]): Record<State, number> {
@@ -97,26 +98,17 @@ export function* taskJsonChunks(
   const fields = `'task', t.id, 'command', t.command, 'tag', t.tag, 'state', t.state, 'exit_code', t.exit_code,
     'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT), 'started_at', a.started_at,
     'ended_at', a.ended_at, 'duration_s', ${LATEST_DURATION}, 'host', a.host`;
-  const where = [
-    't.job_id = ?',
-    't.id > ?',
-    ...(filter.ids ? ['t.id IN (SELECT value FROM json_each(?))'] : []),
-    ...(filter.states ? ['t.state IN (SELECT value FROM json_each(?))'] : []),
-  ].join(' AND ');
+  const w = taskWhere(filter, 't');
   const stmt = ledger
     .stmt(
       `SELECT max(id) AS last, group_concat(j, ',' || char(10) ORDER BY id) AS text FROM (
          SELECT t.id, rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), '}') || ',"params":' || t.params || '}' AS j -- the last field is a string or null: one '}' to trim
-         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?)`,
+         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?)`,
     )
     .raw(true);
-  const extra = [
-    ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
-    ...(filter.states ? [JSON.stringify(filter.states)] : []),
-  ];
   let after = 0;
   for (;;) {
-    const [last, text] = stmt.get(...(withJobname ? [job.name] : []), job.id, after, ...extra, size) as [
+    const [last, text] = stmt.get(...(withJobname ? [job.name] : []), job.id, ...w.args, after, size) as [
       number | null,
       string | null,
     ];

@@ -2,7 +2,7 @@ import type { State } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
-import type { TaskFilter } from './task-table.js';
+import { type TaskFilter, taskWhere } from './task-table.js';
 
 /** A task with what its latest attempt (of its current command) says of when, where and how it ended. */
 export interface TaskDetail extends TaskRow {
@@ -47,27 +47,18 @@ export function* taskDetailChunks(
   filter: TaskFilter = {},
   size = 2000,
 ): Generator<TaskDetail[]> {
-  const where = [
-    't.job_id = ?',
-    't.id > ?',
-    ...(filter.ids ? ['t.id IN (SELECT value FROM json_each(?))'] : []),
-    ...(filter.states ? ['t.state IN (SELECT value FROM json_each(?))'] : []),
-  ].join(' AND ');
-  const extra = [
-    ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
-    ...(filter.states ? [JSON.stringify(filter.states)] : []),
-  ];
+  const w = taskWhere(filter, 't');
   // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
   const stmt = ledger
     .stmt(
       `SELECT t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
          a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params
-       FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${where} ORDER BY t.id LIMIT ?`,
+       FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?`,
     )
     .raw(true);
   let after = 0;
   for (;;) {
-    const rows = stmt.all(jobId, after, ...extra, size) as Raw[];
+    const rows = stmt.all(jobId, ...w.args, after, size) as Raw[];
     if (rows.length === 0) return;
     after = rows[rows.length - 1]![0];
     yield rows.map((r) => ({
@@ -102,18 +93,13 @@ export function attemptColumnStats(
   jobId: number,
   filter: TaskFilter = {},
 ): { hosts: string[]; maxDuration: number | null } {
+  const w = taskWhere(filter, 't');
   const rows = ledger
     .stmt(
       `SELECT a.host AS host, max(${LATEST_DURATION}) AS longest FROM tasks t ${LATEST_ATTEMPT_JOIN}
-       WHERE t.job_id = ?${filter.ids ? ' AND t.id IN (SELECT value FROM json_each(?))' : ''}${
-         filter.states ? ' AND t.state IN (SELECT value FROM json_each(?))' : ''
-       } GROUP BY a.host`,
+       WHERE ${w.sql} GROUP BY a.host`,
     )
-    .all(
-      jobId,
-      ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
-      ...(filter.states ? [JSON.stringify(filter.states)] : []),
-    ) as { host: string | null; longest: number | null }[];
+    .all(jobId, ...w.args) as { host: string | null; longest: number | null }[];
   return {
     hosts: rows.flatMap((r) => (r.host === null ? [] : [r.host])),
     maxDuration: rows.reduce<number | null>(
@@ -129,21 +115,15 @@ export function commandWidths(
   jobId: number,
   filter: TaskFilter = {},
 ): { ascii: number; other: string[] } {
-  const where = `job_id = ?${filter.ids ? ' AND id IN (SELECT value FROM json_each(?))' : ''}${
-    filter.states ? ' AND state IN (SELECT value FROM json_each(?))' : ''
-  }`;
-  const args = [
-    jobId,
-    ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
-    ...(filter.states ? [JSON.stringify(filter.states)] : []),
-  ];
+  const w = taskWhere(filter);
+  const args = [jobId, ...w.args];
   const plain = "command NOT GLOB '*[^ -~]*'";
   const ascii = ledger
-    .stmt(`SELECT max(CASE WHEN ${plain} THEN length(command) ELSE 0 END) FROM tasks WHERE ${where}`)
+    .stmt(`SELECT max(CASE WHEN ${plain} THEN length(command) ELSE 0 END) FROM tasks WHERE ${w.sql}`)
     .pluck()
     .get(...args) as number | null;
   const other = ledger
-    .stmt(`SELECT DISTINCT command FROM tasks WHERE ${where} AND NOT (${plain})`)
+    .stmt(`SELECT DISTINCT command FROM tasks WHERE ${w.sql} AND NOT (${plain})`)
     .pluck()
     .all(...args) as string[];
   return { ascii: ascii ?? 0, other };

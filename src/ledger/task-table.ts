@@ -27,7 +27,11 @@ export interface ColumnWidths {
   otherTags: string[];
 }
 
-function where(filter: TaskFilter, table = ''): { sql: string; args: string[] } {
+/**
+ * The WHERE of a job's tasks under a filter: `job_id = ?` (the job's id comes first, from the caller) and, when
+ * the filter has them, the ids and states as JSON arguments in `args`. `table` qualifies the columns (`t`).
+ */
+export function taskWhere(filter: TaskFilter, table = ''): { sql: string; args: string[] } {
   const t = table === '' ? '' : `${table}.`;
   return {
     sql: [
@@ -47,7 +51,7 @@ const PLAIN_TAG = "tag NOT GLOB '*[^ -~]*'";
 
 /** The column widths of a job's rows (one aggregate query; the tags that are not plain ASCII, listed). */
 export function columnWidths(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ColumnWidths {
-  const w = where(filter);
+  const w = taskWhere(filter);
   const r = ledger
     .stmt(
       `SELECT max(length(id)) AS id, max(length(state)) AS state, max(length(coalesce(exit_code, '-'))) AS exit,
@@ -76,7 +80,7 @@ export function* tableRows(
   filter: TaskFilter = {},
   size = 10_000,
 ): Generator<TableRow[]> {
-  const w = where(filter);
+  const w = taskWhere(filter);
   // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
   const stmt = ledger
     .stmt(
@@ -105,7 +109,7 @@ export interface ParamColumn {
  * over json_each took ~0.16 s for 100,000 tasks, and ordered the keys only with more queries). Tasks with the same params text are read once.
  */
 export function paramColumns(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ParamColumn[] {
-  const w = where(filter);
+  const w = taskWhere(filter);
   const columns = new Map<string, { asciiWidth: number; other: Set<string> }>();
   let previous = '{}';
   const texts = ledger
