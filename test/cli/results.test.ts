@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { parseCsv as readCsv } from '../helpers/delimited.js';
 import { droverJson, lines, runDrover } from '../helpers/drover.js';
 import { snapshot, tempWorkspace } from '../helpers/workspace.js';
 
@@ -34,42 +35,11 @@ async function ran(cwd: string, body: string, values: string[], launchArgs: stri
   assert.ok(r.code === 0 || r.code === 1, r.stderr);
 }
 
-/** A small RFC 4180 parser for the test: quoted fields, doubled quotes, CRLF records. */
+/** results --csv read by the tests' RFC 4180 reader, its records ending in CRLF (line breaks inside quotes aside). */
 function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let i = 0;
-  let quoted = false;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i += 2;
-        continue;
-      }
-      if (c === '"') quoted = false;
-      else field += c;
-      i++;
-      continue;
-    }
-    if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-    i++;
-  }
-  assert.equal(field, '', 'the CSV ends with a CRLF');
-  assert.equal(row.length, 0);
-  return rows;
+  assert.ok(text.endsWith('\r\n'), 'the CSV ends with a CRLF');
+  assert.doesNotMatch(text.replace(/"(?:[^"]|"")*"/g, ''), /(^|[^\r])\n/, 'every record ends with a CRLF');
+  return readCsv(text);
 }
 
 test('--result stdout takes the last stdout line that is a JSON object', async (t) => {
