@@ -1,25 +1,23 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { signalExitCode } from '../backends/local/submit.js';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
 import { launchesToWaitFor, waitForLaunches } from '../launch/after.js';
-import { type LaunchResult, launch } from '../launch/launch.js';
+import { launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
-import { launchCounts } from '../ledger/queries.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
+import { waitInBackground } from './after-background.js';
 import { envOption } from './env-option.js';
 import { launchOnPool } from './follow.js';
-import { note, printJson } from './output.js';
+import { splitOperands } from './operands.js';
+import { note } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
 import { Progress } from './progress.js';
 import { self } from './self.js';
-import { printDryRun, printLaunchSummary } from './summary.js';
+import { reportLaunch } from './summary.js';
 import { cellText } from './table.js';
-import { openExistingWorkspace, openWorkspace, type Workspace } from './workspace.js';
+import { openExistingWorkspace, openWorkspace } from './workspace.js';
 
 /** Options of `drover launch`, as commander parses them (see registerLaunch for each one's meaning). */
 type Flags = Record<string, string | number | boolean | undefined>;
@@ -144,27 +142,6 @@ export function registerLaunch(program: Command): void {
   });
 }
 
-/**
- * The words that are not options: the job (`drover launch lr`, as `status lr`), then, after `--`, arguments
- * for sbatch or qsub. A second word before `--` is a mistake (an unquoted value: `--duration 5 minutes`).
- */
-export function splitOperands(
-  operands: readonly string[],
-  argv: readonly string[],
-): { job?: string; schedulerArgs: string[] } {
-  const dash = argv.indexOf('--');
-  const after = dash >= 0 ? Math.min(argv.length - dash - 1, operands.length) : 0;
-  const before = operands.slice(0, operands.length - after);
-  if (before.length > 1)
-    throw usageError(
-      `launch: unexpected word '${cellText(before[1]!)}' after the job '${cellText(before[0]!)}': quote an option's value that has spaces, and put scheduler arguments after --`,
-    );
-  return {
-    ...(before[0] !== undefined ? { job: before[0] } : {}),
-    schedulerArgs: operands.slice(before.length),
-  };
-}
-
 /** The launch the flags ask for. */
 function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchSpec {
   const num = (k: string) => o[k] as number | undefined;
@@ -242,69 +219,5 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
     ...(show ? { observer: (n: number, job: string) => new Progress(n, job) } : {}),
   });
   const what = spec.failed ? 'failed tasks' : spec.unfinished ? 'unfinished tasks' : 'tasks';
-  return report(ws, made, o.json === true, what);
-}
-
-/**
- * `launch --detach --after L` on the local backend: this same launch, without --detach, waits in a process of
- * its own (in its own session, its output in `.drover/after/`), and launches in the foreground when L has ended
- * well. Nothing is recorded until then, so `drover status` shows the launch once it runs.
- */
-function waitInBackground(ws: Workspace, after: string, argv: readonly string[]): number {
-  const dir = path.join(ws.paths.root, 'after');
-  fs.mkdirSync(dir, { recursive: true });
-  const log = path.join(dir, `${Date.now()}-${process.pid}.log`);
-  const fd = fs.openSync(log, 'a');
-  const args = [self.bin, ...argv.filter((a) => a !== '--detach'), '--quiet'];
-  const child = spawn(process.execPath, args, {
-    detached: true,
-    stdio: ['ignore', fd, fd],
-    cwd: process.cwd(),
-  });
-  fs.closeSync(fd);
-  child.unref();
-  note(
-    `drover: waiting in the background for launch ${after} to end well (pid ${child.pid}; output in ${log})`,
-  );
-  return 0;
-}
-
-/** Print what a launch did; its exit code (1 when a foreground launch had tasks that did not succeed). */
-function report(ws: Workspace, made: LaunchResult, json: boolean, what: string): number {
-  const { launch: row, outcome } = made;
-  const base = {
-    jobname: made.jobname,
-    launch: row ? String(row.id) : null,
-    backend: made.backend,
-    tasks: made.count,
-    tasklist: made.tasklist,
-  };
-  for (const w of outcome?.warnings ?? []) note(`drover: warning: ${w}`);
-  if (!outcome) {
-    note(`drover: nothing to launch: job '${made.jobname}' has no ${what}`);
-    if (json) printJson({ jobname: made.jobname, launch: null, tasks: 0 });
-    return 0;
-  }
-  if (!row) return printDryRun(made, json);
-  const ran = outcome.ran;
-  if (!ran) {
-    const handles = outcome.handles ?? {};
-    if (json)
-      printJson({
-        ...base,
-        ...('pid' in handles ? { pid: handles.pid } : {}),
-        handles,
-        warnings: outcome.warnings,
-      });
-    else note(`launch ${row.id}: ${outcome.summary}; follow with: drover status ${made.jobname}`);
-    return 0;
-  }
-  // After SIGHUP no terminal is left to read the summary; output to a file or a pipe (nohup, a log) still gets it.
-  const hungUp = ran.interrupted === 'SIGHUP' && process.stdout.isTTY;
-  if (ran.interrupted && (hungUp || made.unrecorded)) return signalExitCode(ran.interrupted);
-  const counts = launchCounts(ws.ledger, row.id);
-  if (json) printJson({ ...base, counts });
-  else printLaunchSummary(ws.ledger, row.job_id, row.id, made.jobname);
-  if (ran.interrupted) return signalExitCode(ran.interrupted);
-  return counts.succeeded === made.count ? 0 : 1;
+  return reportLaunch(ws, made, o.json === true, what);
 }

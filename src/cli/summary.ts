@@ -1,9 +1,11 @@
 import { shellQuote } from '../backends/cluster/wrapper.js';
+import { signalExitCode } from '../backends/local/submit.js';
 import { type LaunchResult, NEXT_LAUNCH } from '../launch/launch.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts, launchTimes } from '../ledger/queries.js';
 import { STATES } from '../protocol/states.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
+import type { Workspace } from './workspace.js';
 
 /** The one-screen summary after a foreground launch: counts per state, time, and the tasks that did not succeed. */
 export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: number, jobname: string): void {
@@ -66,4 +68,44 @@ export function printDryRun(made: LaunchResult, json: boolean): number {
 /** An argument as a shell would need it typed: bare when safe, else single-quoted. */
 function displayArg(a: string): string {
   return /^[\w@%+=:,./-]+$/.test(a.replaceAll(NEXT_LAUNCH, 'N')) ? a : shellQuote(a);
+}
+
+/** Print what a launch did; its exit code (1 when a foreground launch had tasks that did not succeed). */
+export function reportLaunch(ws: Workspace, made: LaunchResult, json: boolean, what: string): number {
+  const { launch: row, outcome } = made;
+  const base = {
+    jobname: made.jobname,
+    launch: row ? String(row.id) : null,
+    backend: made.backend,
+    tasks: made.count,
+    tasklist: made.tasklist,
+  };
+  for (const w of outcome?.warnings ?? []) note(`drover: warning: ${w}`);
+  if (!outcome) {
+    note(`drover: nothing to launch: job '${made.jobname}' has no ${what}`);
+    if (json) printJson({ jobname: made.jobname, launch: null, tasks: 0 });
+    return 0;
+  }
+  if (!row) return printDryRun(made, json);
+  const ran = outcome.ran;
+  if (!ran) {
+    const handles = outcome.handles ?? {};
+    if (json)
+      printJson({
+        ...base,
+        ...('pid' in handles ? { pid: handles.pid } : {}),
+        handles,
+        warnings: outcome.warnings,
+      });
+    else note(`launch ${row.id}: ${outcome.summary}; follow with: drover status ${made.jobname}`);
+    return 0;
+  }
+  // After SIGHUP no terminal is left to read the summary; output to a file or a pipe (nohup, a log) still gets it.
+  const hungUp = ran.interrupted === 'SIGHUP' && process.stdout.isTTY;
+  if (ran.interrupted && (hungUp || made.unrecorded)) return signalExitCode(ran.interrupted);
+  const counts = launchCounts(ws.ledger, row.id);
+  if (json) printJson({ ...base, counts });
+  else printLaunchSummary(ws.ledger, row.job_id, row.id, made.jobname);
+  if (ran.interrupted) return signalExitCode(ran.interrupted);
+  return counts.succeeded === made.count ? 0 : 1;
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { splitOperands } from '../../src/cli/launch.js';
+import { splitOperands } from '../../src/cli/operands.js';
 import { droverJson, runDrover } from '../helpers/drover.js';
 import { snapshot, tempWorkspace } from '../helpers/workspace.js';
 
