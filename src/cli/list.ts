@@ -82,7 +82,8 @@ function listJson(ledger: Ledger, jobs: JobRow[], opts: ListOptions, states: Sta
     const ids = opts.tasklist !== undefined ? resolveTasklist(ledger, job, opts.tasklist) : undefined;
     const filter = { ...(ids ? { ids } : {}), ...(states ? { states } : {}) };
     for (const lines of taskJsonChunks(ledger, job, filter, opts.jobname === undefined)) {
-      process.stdout.write(`${first ? '[\n' : ',\n'}${lines}`);
+      process.stdout.write(first ? '[\n' : ',\n');
+      process.stdout.write(lines);
       first = false;
     }
   }
