@@ -189,11 +189,13 @@ export interface Backend {
    */
   launch(plan: LaunchPlan, mode: LaunchMode): Promise<LaunchOutcome>;
   /**
-   * Fill in what runners could not record (after their records were ingested): tasks whose runner or scheduler
-   * entry is gone without a final record become `lost`, scheduler facts such as pending or timeout are applied.
-   * Called inside a write transaction.
+   * Fill in what runners could not record for these open launches of this backend (after their records were
+   * ingested): tasks whose runner or scheduler entry is gone without a final record become `lost`, scheduler
+   * facts such as pending or timeout are applied. A refresh hands each backend all its open launches at once,
+   * so a scheduler is asked once for all of them (one squeue, one qstat), not once per launch. Called inside a
+   * write transaction.
    */
-  reconcile(ledger: Ledger, launch: LaunchRow): void;
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void;
   /** Ask the backend to stop these tasks of a launch (or all); the ledger records `cancelled` as they stop. */
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void;
 }

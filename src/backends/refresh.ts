@@ -1,7 +1,8 @@
 import { ingestLaunch } from '../ledger/ingest.js';
-import { openLaunches } from '../ledger/launches.js';
+import { type LaunchRow, openLaunches } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { closeLaunchIfDone } from '../ledger/transitions.js';
+import type { Backend } from './backend.js';
 import { backendFor } from './registry.js';
 
 /**
@@ -13,12 +14,18 @@ export function refresh(ledger: Ledger, jobId?: number): void {
   const launches = openLaunches(ledger, jobId);
   if (launches.length === 0) return;
   ledger.refreshing(() => {
+    for (const launch of launches) ingestLaunch(ledger, launch);
+    // Each backend gets all its launches at once: one scheduler query for all of them (docs/slurm.md).
+    const byBackend = new Map<Backend, LaunchRow[]>();
     for (const launch of launches) {
-      ingestLaunch(ledger, launch);
-      ledger.write(() => {
-        backendFor(launch.backend).reconcile(ledger, launch);
-        closeLaunchIfDone(ledger, launch.id);
-      });
+      const backend = backendFor(launch.backend);
+      const list = byBackend.get(backend);
+      if (list) list.push(launch);
+      else byBackend.set(backend, [launch]);
     }
+    ledger.write(() => {
+      for (const [backend, list] of byBackend) backend.reconcile(ledger, list);
+      for (const launch of launches) closeLaunchIfDone(ledger, launch.id);
+    });
   });
 }

@@ -23,9 +23,10 @@ export interface SchedulerSite {
   calls(prog?: string): SchedulerCall[];
 }
 
-const PROGRAMS: Record<SchedulerKind, { submit: string; cancel: string }> = {
-  slurm: { submit: 'sbatch', cancel: 'scancel' },
-  gridengine: { submit: 'qsub', cancel: 'qdel' },
+/** The programs a test's drover runs through the shims: submit and cancel, and the queue and accounting readers. */
+const PROGRAMS: Record<SchedulerKind, { submit: string; cancel: string; queue: string; accounting: string }> = {
+  slurm: { submit: 'sbatch', cancel: 'scancel', queue: 'squeue', accounting: 'sacct' },
+  gridengine: { submit: 'qsub', cancel: 'qdel', queue: 'qstat', accounting: 'qacct' },
 };
 
 /** True when Slurm answers and its node can run jobs. */

@@ -24,7 +24,7 @@ import {
   launchElements,
   readHandles,
 } from './handles.js';
-import { type AcctRecord, isErrorState, parseErrorReasons, parseQacct } from './parse.js';
+import { type AcctRecord, isErrorState, parseErrorReasons, parseQacct, type QueueSnapshot } from './parse.js';
 import { queueSnapshot } from './queue.js';
 
 /** The launch's tasks with their state in it, in id order. */
@@ -199,20 +199,32 @@ function settleGone(
 }
 
 /**
- * Reconcile a Grid Engine launch (inside a write transaction, after its records were ingested). Tasks a
- * scheduler stop killed → `cancelled` (drover cancel asked), `timeout` (stopped at h_rt) or `killed`. Elements
- * in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements gone from qstat without final records →
- * from qacct: `timeout` (h_rt), `killed` (signal), `error` (never started, or ended before drover's runner
- * started), `cancelled` (drover cancel asked), else `lost`. One qstat per second at most; qacct only for
- * elements that left without final records.
+ * Reconcile Grid Engine launches (inside a write transaction, after their records were ingested), with one
+ * `qstat -xml` for all of them. Tasks a scheduler stop killed → `cancelled` (drover cancel asked), `timeout`
+ * (stopped at h_rt) or `killed`. Elements in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements
+ * gone from qstat without final records → from qacct: `timeout` (h_rt), `killed` (signal), `error` (never
+ * started, or ended before drover's runner started), `cancelled` (drover cancel asked), else `lost`. qstat -j
+ * only for jobs with elements in Eqw, qacct only for elements that left without final records.
  */
-export function reconcileGridEngine(ledger: Ledger, launch: LaunchRow): void {
+export function reconcileGridEngine(ledger: Ledger, launches: readonly LaunchRow[]): void {
+  // Asked when the first launch needs it, then the same answer for every launch of this refresh.
+  let asked = false;
+  let queue: QueueSnapshot | undefined;
+  const snapshot = () => {
+    if (!asked) queue = queueSnapshot((message) => ledger.warnOnce(message));
+    asked = true;
+    return queue;
+  };
+  for (const launch of launches) reconcileLaunch(ledger, launch, snapshot);
+}
+
+function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => QueueSnapshot | undefined): void {
   const h = readHandles(launch);
   if (!h) return;
   let work = openWork(ledger, launch.id);
   if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
   if (work.open.size === 0) return;
-  const queue = queueSnapshot((message) => ledger.warnOnce(message));
+  const queue = snapshot();
   // Grid Engine cannot be asked from here, or its answer was not whole: leave the states as the runners left them.
   if (!queue) return;
   const openElements = (w: OpenWork) =>

@@ -25,9 +25,9 @@ export const localBackend: Backend = {
   // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
   record: (plan) => setLaunchHandles(plan.ledger, plan.launch.id, thisProcessHandles()),
   launch: launchLocal,
-  reconcile(ledger: Ledger, launch: LaunchRow): void {
-    if (runnerAlive(launch)) return;
-    settleDeadRunner(ledger, launch, handles(launch)!.pid);
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {
+    for (const launch of launches)
+      if (!runnerAlive(launch)) settleDeadRunner(ledger, launch, handles(launch)!.pid);
   },
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
     if (runnerAlive(launch)) requestCancel(launch, tasks);

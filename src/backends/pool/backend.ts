@@ -15,8 +15,8 @@ export const poolBackend: Backend = {
   traits: { options: new Set(['numJobs']), refusal: 'the pool decides', taskRows: 'lazy' },
   record: recordPoolLaunch,
   launch: launchOnPool,
-  reconcile(ledger: Ledger, launch: LaunchRow): void {
-    expandAll(ledger, launch.id);
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {
+    for (const launch of launches) expandAll(ledger, launch.id);
   },
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
     cancelPoolTasks(ledger, launch, tasks);

@@ -7,7 +7,7 @@ import type { TerminalState } from '../../protocol/states.js';
 import { SCHEDULER_STOP } from '../../runner/reasons.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
-import { elementEnds } from './accounting.js';
+import { type ElementEnd, elementEnds } from './accounting.js';
 import {
   type Element,
   elementLookup,
@@ -62,35 +62,67 @@ function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candida
   return out;
 }
 
+/** A launch with tasks to judge: those whose element is gone, and those killed by Slurm's signals. */
+interface ToJudge {
+  launch: LaunchRow;
+  h: SlurmHandles;
+  judged: Candidate[];
+  gone: Map<string, Element>;
+  stillLive: Map<string, Element>;
+}
+
 /**
- * Reconcile a Slurm launch after its runners' records were ingested, with one squeue for all its arrays.
- * Tasks whose element is gone without a final record, and tasks ended `killed` by Slurm's signals, get what
- * the element's fate says (accounting, the element's output file, drover's cancel requests): timeout,
- * cancelled, killed, error or lost. Runs inside a write transaction; does nothing when squeue cannot be asked or
- * its answer cannot be read whole.
+ * Reconcile Slurm launches after their runners' records were ingested, with one squeue for all their arrays
+ * and one accounting read for all their gone elements, however many launches are open. Tasks whose element is
+ * gone without a final record, and tasks ended `killed` by Slurm's signals, get what the element's fate says
+ * (accounting, the element's output file, drover's cancel requests): timeout, cancelled, killed, error or
+ * lost. Runs inside a write transaction; does nothing when squeue cannot be asked or its answer cannot be read
+ * whole.
  */
-export function reconcileSlurm(ledger: Ledger, launch: LaunchRow): void {
-  const h = slurmHandles(launch);
-  if (!h) return; // still being submitted
-  const first = candidates(ledger, launch, h);
-  if (first.length === 0) return;
+export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): void {
+  const open = launches.flatMap((launch) => {
+    const h = slurmHandles(launch);
+    if (!h) return []; // still being submitted
+    const first = candidates(ledger, launch, h);
+    return first.length > 0 ? [{ launch, h, first }] : [];
+  });
+  if (open.length === 0) return;
   const warn = (message: string) => ledger.warnOnce(message);
   const live = liveElements(
-    h.arrays.map((a) => a.id),
+    open.flatMap((o) => o.h.arrays.map((a) => a.id)),
     warn,
   );
   if (!live) return;
   const isGone = (c: Candidate) => !live.has(elementName(c.element));
   const toJudge = (c: Candidate) => c.state === 'killed' || isGone(c);
-  if (!first.some(toJudge)) return;
-  // Records an element wrote just before it left the queue: read them before judging it.
-  ingestLaunch(ledger, launch);
-  const judged = candidates(ledger, launch, h).filter(toJudge);
-  if (judged.length === 0) return;
-  const gone = new Map<string, Element>();
-  const stillLive = new Map<string, Element>();
-  for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
-  const ends = elementEnds(h.accounting, launch, [...gone.values()], [...stillLive.values()], warn);
+  const judging: ToJudge[] = [];
+  for (const { launch, h, first } of open) {
+    if (!first.some(toJudge)) continue;
+    // Records an element wrote just before it left the queue: read them before judging it.
+    ingestLaunch(ledger, launch);
+    const judged = candidates(ledger, launch, h).filter(toJudge);
+    if (judged.length === 0) continue;
+    const gone = new Map<string, Element>();
+    const stillLive = new Map<string, Element>();
+    for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
+    judging.push({ launch, h, judged, gone, stillLive });
+  }
+  if (judging.length === 0) return;
+  const ends = elementEnds(
+    judging.map((j) => ({
+      accounting: j.h.accounting,
+      launch: j.launch,
+      gone: [...j.gone.values()],
+      live: [...j.stillLive.values()],
+    })),
+    warn,
+  );
+  judging.forEach((j, i) => settle(ledger, j, ends[i]!));
+}
+
+/** Give each judged task of a launch what its element's fate says. */
+function settle(ledger: Ledger, j: ToJudge, ends: Map<string, ElementEnd>): void {
+  const { launch, judged, gone } = j;
   const cancels = cancelRequests(launch.dir);
   const runners = startedGroups(ledger, launch.id);
   const unfinished = new Map<string, number[]>();
