@@ -108,15 +108,25 @@ function status(name: string | undefined, json: boolean): void {
   }
   if (s.slowest.length > 0) {
     process.stdout.write('slowest\n');
+    // A sweep's tasks are told apart by their values: those, in the sweep's order; else the tag and command.
+    const keys = [...new Set(s.slowest.flatMap((a) => Object.keys(a.params)))];
+    const named = keys.length > 0;
     printTable(
-      ['task', 'attempt', 'duration', 'state', 'tag', 'command'],
+      [
+        'task',
+        'attempt',
+        'duration',
+        'state',
+        ...(named ? keys.map((k) => cut(cellText(k), 24)) : ['tag', 'command']),
+      ],
       s.slowest.map((a) => [
         a.task,
         a.attempt,
         formatDuration(a.seconds),
         a.state,
-        cut(cellText(a.tag), 24),
-        cut(cellText(a.command), 60),
+        ...(named
+          ? keys.map((k) => cut(cellText(a.params[k] ?? ''), 24))
+          : [cut(cellText(a.tag), 24), cut(cellText(a.command), 60)]),
       ]),
     );
   }

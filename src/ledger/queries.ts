@@ -44,7 +44,10 @@ export function launchTimes(
   };
 }
 
-/** A slow attempt as `drover status` names it, with the tag and command its task has now (the one it ran). */
+/**
+ * A slow attempt as `drover status` names it, with the tag, command and sweep values its task has now (the
+ * command it ran: attempts of a replaced command are history).
+ */
 export interface SlowAttempt {
   task: number;
   attempt: number;
@@ -53,18 +56,22 @@ export interface SlowAttempt {
   state: State;
   tag: string;
   command: string;
+  /** The task's sweep values (`{}` for a job prelaunch did not make). */
+  params: Record<string, string>;
 }
 
 /** The longest-running ended attempts of a job's current commands. */
 export function slowestAttempts(ledger: Ledger, jobId: number, limit: number): SlowAttempt[] {
-  return ledger
+  const rows = ledger
     .stmt(
-      `SELECT a.task_id AS task, a.attempt, round(a.duration, 3) AS seconds, a.state, t.tag, t.command FROM attempts a
+      `SELECT a.task_id AS task, a.attempt, round(a.duration, 3) AS seconds, a.state, t.tag, t.command, t.params
+       FROM attempts a
          JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.revision = t.revision
        WHERE a.job_id = ? AND a.duration IS NOT NULL ORDER BY a.job_id DESC, a.duration DESC LIMIT ?`,
     )
-    .all(jobId, limit) as SlowAttempt[];
+    .all(jobId, limit) as (Omit<SlowAttempt, 'params'> & { params: string })[];
+  return rows.map((r) => ({ ...r, params: JSON.parse(r.params) as Record<string, string> }));
 }
 
 /** A job's tasks, optionally only some ids and states, in id order. */

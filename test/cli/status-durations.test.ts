@@ -13,7 +13,15 @@ interface Spread {
 }
 interface Status {
   durations: Spread;
-  slowest: { task: number; attempt: number; seconds: number; state: string; tag: string; command: string }[];
+  slowest: {
+    task: number;
+    attempt: number;
+    seconds: number;
+    state: string;
+    tag: string;
+    command: string;
+    params: Record<string, string>;
+  }[];
 }
 interface Attempt {
   task: number;
@@ -42,7 +50,7 @@ function near(actual: number | null, want: number, what: string): void {
   assert.ok(actual !== null && Math.abs(actual - want) <= 0.0011, `${what}: ${actual} vs ${want}`);
 }
 
-test('status shows the duration spread and the slowest tasks with their tag and command; none of a replaced command', async (t) => {
+test('status shows the duration spread and the slowest tasks with their tag, command and params; none of a replaced command', async (t) => {
   const cwd = tempWorkspace(t);
   fs.writeFileSync(path.join(cwd, 'run.sh'), 'sleep "$1"\n');
   const pre = await runDrover(
@@ -74,11 +82,13 @@ test('status shows the duration spread and the slowest tasks with their tag and 
   const check = async () => {
     const s = await droverJson<Status>(['status', 'D', '--json'], { cwd });
     const all = await droverJson<Attempt[]>(['list', 'D', '--attempts', '--json'], { cwd });
-    const tags = new Map(
-      (await droverJson<{ task: number; tag: string }[]>(['list', 'D', '--json'], { cwd })).map((x) => [
-        x.task,
-        x.tag,
-      ]),
+    const listed = new Map(
+      (
+        await droverJson<{ task: number; tag: string; params: Record<string, string> }[]>(
+          ['list', 'D', '--json'],
+          { cwd },
+        )
+      ).map((x) => [x.task, x]),
     );
     const want = expected(all);
     for (const k of ['min', 'median', 'p95', 'max'] as const) near(s.durations[k], want.spread[k]!, k);
@@ -88,8 +98,9 @@ test('status shows the duration spread and the slowest tasks with their tag and 
       const mine = all.find((x) => x.task === a.task && x.attempt === a.attempt)!;
       assert.ok(mine.current, `slowest names task ${a.task}'s replaced command`);
       assert.equal(a.command, mine.command);
-      assert.equal(a.tag, tags.get(a.task));
+      assert.equal(a.tag, listed.get(a.task)!.tag);
       assert.notEqual(a.tag, '');
+      assert.deepEqual(a.params, listed.get(a.task)!.params);
     });
     return s;
   };
@@ -98,8 +109,10 @@ test('status shows the duration spread and the slowest tasks with their tag and 
   assert.ok(first.durations.max! >= 0.4, 'the task that slept 0.4 s');
   const human = await runDrover(['status', 'D'], { cwd });
   assert.match(human.stdout, /durations: min \S+, median \S+, p95 \S+, max \S+/);
-  assert.match(human.stdout, /slowest\n.*task.*attempt.*duration.*state.*tag.*command/);
-  assert.match(human.stdout, /sh run\.sh 0\.4/);
+  // A sweep's slowest tasks are named by their values (the positional one here), not by the long command.
+  assert.match(human.stdout, /slowest\n.*task.*attempt.*duration.*state +pos1 *\n/);
+  assert.match(human.stdout, /\n 5 +1 +\S+ +succeeded +0\.4 *\n/);
+  assert.deepEqual(first.slowest[0]!.params, { pos1: '0.4' });
 
   // Task 5 (the slowest) gets a new command: its 0.4 s attempt is history, not its own, nor the job's.
   const file = path.join(cwd, '.drover', 'jobs', 'D', 'jobs.json');
@@ -110,5 +123,29 @@ test('status shows the duration spread and the slowest tasks with their tag and 
   assert.ok(after.slowest.every((a) => a.task !== 5));
   assert.equal(after.slowest.length, 4);
   const stale = await runDrover(['status', 'D'], { cwd });
-  assert.doesNotMatch(stale.stdout, /sh run\.sh 0\.4/);
+  assert.doesNotMatch(stale.stdout, /0\.4/);
+  assert.doesNotMatch(stale.stdout, /\n 5 +1 /);
+});
+
+test('status names the slowest tasks of a job without sweep values (a jobfile by hand) by tag and command', async (t) => {
+  const cwd = tempWorkspace(t);
+  const dir = path.join(cwd, '.drover', 'jobs', 'H');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, 'jobs.json'),
+    JSON.stringify({ 1: ['sleep 0.2', 'slow'], 2: ['true', 'fast'] }),
+  );
+  const r = await runDrover(['launch', 'H', '-q'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  const s = await droverJson<Status>(['status', 'H', '--json'], { cwd });
+  assert.deepEqual(
+    s.slowest.map((a) => [a.task, a.tag, a.command, a.params]),
+    [
+      [1, 'slow', 'sleep 0.2', {}],
+      [2, 'fast', 'true', {}],
+    ],
+  );
+  const human = await runDrover(['status', 'H'], { cwd });
+  assert.match(human.stdout, /slowest\n.*task.*attempt.*duration.*state +tag +command *\n/);
+  assert.match(human.stdout, /\n 1 +1 +\S+ +succeeded +slow +sleep 0\.2 *\n/);
 });
