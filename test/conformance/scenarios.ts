@@ -8,8 +8,8 @@ import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } fro
 import { packed } from './scenarios/packed.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
-import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { bestOfSweep } from './scenarios/results.js';
+import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
 
 /**

@@ -24,10 +24,11 @@ export interface SchedulerSite {
 }
 
 /** The programs a test's drover runs through the shims: submit and cancel, and the queue and accounting readers. */
-const PROGRAMS: Record<SchedulerKind, { submit: string; cancel: string; queue: string; accounting: string }> = {
-  slurm: { submit: 'sbatch', cancel: 'scancel', queue: 'squeue', accounting: 'sacct' },
-  gridengine: { submit: 'qsub', cancel: 'qdel', queue: 'qstat', accounting: 'qacct' },
-};
+const PROGRAMS: Record<SchedulerKind, { submit: string; cancel: string; queue: string; accounting: string }> =
+  {
+    slurm: { submit: 'sbatch', cancel: 'scancel', queue: 'squeue', accounting: 'sacct' },
+    gridengine: { submit: 'qsub', cancel: 'qdel', queue: 'qstat', accounting: 'qacct' },
+  };
 
 /** True when Slurm answers and its node can run jobs. */
 export function slurmUp(): boolean {

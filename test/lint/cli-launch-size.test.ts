@@ -16,5 +16,8 @@ test('src/cli/launch*.ts together stay under 250 lines', () => {
   assert.ok(files.includes('launch.ts'), `no src/cli/launch.ts among ${files.join(', ')}`);
   const lines = files.map((f) => fs.readFileSync(path.join(cli, f), 'utf8').split('\n').length - 1);
   const total = lines.reduce((a, b) => a + b, 0);
-  assert.ok(total < 250, `src/cli/launch*.ts: ${total} lines (${files.join(', ')}); move rules to src/launch/`);
+  assert.ok(
+    total < 250,
+    `src/cli/launch*.ts: ${total} lines (${files.join(', ')}); move rules to src/launch/`,
+  );
 });

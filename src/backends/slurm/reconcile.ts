@@ -117,7 +117,7 @@ export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): 
     })),
     warn,
   );
-  judging.forEach((j, i) => settle(ledger, j, ends[i]!));
+  for (const [i, j] of judging.entries()) settle(ledger, j, ends[i]!);
 }
 
 /** Give each judged task of a launch what its element's fate says. */

@@ -17,7 +17,10 @@ const LAUNCHES = 10;
 async function callsDuring(site: Site, prog: string, fn: () => Promise<void>): Promise<string[][]> {
   const before = site.calls(prog).length;
   await fn();
-  return site.calls(prog).slice(before).map((c) => c.argv);
+  return site
+    .calls(prog)
+    .slice(before)
+    .map((c) => c.argv);
 }
 
 export const schedulerCalls: Scenario = {
@@ -41,8 +44,13 @@ export const schedulerCalls: Scenario = {
       assert.ok(acct.length <= 1, `${accounting} ran ${acct.length} times: ${JSON.stringify(acct)}`);
     });
     assert.equal(all.length, LAUNCHES, 'status lists every job');
-    for (const job of all) assert.equal(job.counts.queued + job.counts.running, 1, `${job.jobname} is active`);
-    assert.equal(queue.length, 1, `${s.queue} ran ${queue.length} times for one status: ${JSON.stringify(queue)}`);
+    for (const job of all)
+      assert.equal(job.counts.queued + job.counts.running, 1, `${job.jobname} is active`);
+    assert.equal(
+      queue.length,
+      1,
+      `${s.queue} ran ${queue.length} times for one status: ${JSON.stringify(queue)}`,
+    );
     // One job's status asks the queue once too.
     const one = await callsDuring(site, s.queue, async () => {
       const r = await drover(site, ['status', 'S1', '--json']);
