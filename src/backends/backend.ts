@@ -2,8 +2,8 @@ import type { JobRow } from '../ledger/jobs.js';
 import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
-import type { TerminalState } from '../protocol/states.js';
 import type { RunSettings } from '../runner/group.js';
+import type { TaskEnd } from '../runner/runner.js';
 
 /** Resources and scheduler options of a launch, as the user asked for them (flags over config). */
 export interface LaunchRequest {
@@ -78,13 +78,7 @@ export type LaunchMode = 'submit' | 'dry-run';
 /** How a launch's tasks are watched while they run here: the local backend's foreground runner reports to it. */
 export interface RunObserver {
   started(): void;
-  ended(
-    task: number,
-    attempt: number,
-    state: TerminalState,
-    exitCode: number | null,
-    willRetry: boolean,
-  ): void;
+  ended(end: TaskEnd): void;
   stop(): void;
   /** The terminal went away (SIGHUP): draw nothing more. */
   detach(): void;

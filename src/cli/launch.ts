@@ -6,6 +6,7 @@ import { launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
+import { taskLabeler } from '../ledger/queries.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { waitInBackground } from './after-background.js';
 import { envOption } from './env-option.js';
@@ -216,7 +217,9 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   const made = await launch(ws, spec, {
     drover: { bin: self.bin, node: process.execPath },
     report: note,
-    ...(show ? { observer: (n: number, job: string) => new Progress(n, job) } : {}),
+    ...(show
+      ? { observer: (n: number, job: string) => new Progress(n, job, { label: taskLabeler(ws.ledger, job) }) }
+      : {}),
   });
   const what = spec.failed ? 'failed tasks' : spec.unfinished ? 'unfinished tasks' : 'tasks';
   return reportLaunch(ws, made, o.json === true, what);

@@ -256,3 +256,19 @@ export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number
   })[];
   return rows.map((r) => ({ ...r, current: r.current === 1 }));
 }
+
+/**
+ * How live progress names a job's task: its sweep values (`--lr=0.1 --seed=2`), else its tag, else ''. One
+ * primary-key lookup per call (called for the tasks that fail, as they fail).
+ */
+export function taskLabeler(ledger: Ledger, jobname: string): (task: number) => string {
+  const stmt = ledger.stmt(
+    'SELECT t.tag, t.params FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE j.name = ? AND t.id = ?',
+  );
+  return (task) => {
+    const row = stmt.get(jobname, task) as { tag: string; params: string } | undefined;
+    if (!row) return '';
+    const params = Object.entries(JSON.parse(row.params) as Record<string, string>);
+    return params.length > 0 ? params.map(([k, v]) => `${k}=${v}`).join(' ') : row.tag;
+  };
+}

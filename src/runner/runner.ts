@@ -14,16 +14,26 @@ import { RecordWriter } from './record-writer.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
 import type { Execution, Executor, ProcessExit } from './spawner.js';
 
+/** How a task's attempt ended, as live progress shows it (attempt 0: cancelled before it ever started). */
+export interface TaskEnd {
+  task: number;
+  attempt: number;
+  state: TerminalState;
+  exitCode: number | null;
+  signal: string | null;
+  /** Why, when the runner knows more than the state says (a time limit, a stop). */
+  reason?: string;
+  /** How long it ran, seconds (null: it never started). */
+  seconds: number | null;
+  /** Its stderr log (null: it never started). */
+  err: string | null;
+  willRetry: boolean;
+}
+
 /** What the runner tells its caller as it goes (for live progress). */
 export interface RunnerHooks {
   onStart?(task: number, attempt: number, slot: number): void;
-  onEnd?(
-    task: number,
-    attempt: number,
-    state: TerminalState,
-    exitCode: number | null,
-    willRetry: boolean,
-  ): void;
+  onEnd?(end: TaskEnd): void;
   /** Every record as it is written to the record file (a pool worker forwards them to the controller). */
   onRecord?(record: AttemptRecord): void;
 }
@@ -59,6 +69,8 @@ interface InFlight extends Queued {
   timers: LongTimeout[];
   /** Withdrawn before it started because its records could not be written: it goes back in the queue. */
   held?: boolean;
+  /** When it started (unix seconds), once it has. */
+  startedAt?: number;
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -274,7 +286,16 @@ export class Runner {
   private skip(task: number): void {
     this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
     this.count('cancelled');
-    this.hooks.onEnd?.(task, 0, 'cancelled', null, false);
+    this.hooks.onEnd?.({
+      task,
+      attempt: 0,
+      state: 'cancelled',
+      exitCode: null,
+      signal: null,
+      seconds: null,
+      err: null,
+      willRetry: false,
+    });
   }
 
   private count(state: TerminalState): void {
@@ -314,12 +335,13 @@ export class Runner {
       if (s === null) return;
       f.pid = s.pid;
       slot = s.slot;
+      f.startedAt = s.at ?? nowSec();
       const gpus = this.slots[s.slot]?.gpus ?? [];
       this.record({
         type: 'start',
         task: task.id,
         attempt,
-        at: s.at ?? nowSec(),
+        at: f.startedAt,
         pid: s.pid,
         slot: s.slot,
         gpus: gpus.length > 0 ? gpus.join(',') : null,
@@ -347,11 +369,12 @@ export class Runner {
         // It could not be started: record the attempt and its failure all the same.
         if (exit.slot !== undefined) slot = exit.slot;
         const gpus = this.slots[slot]?.gpus ?? [];
+        f.startedAt = nowSec();
         this.record({
           type: 'start',
           task: task.id,
           attempt,
-          at: nowSec(),
+          at: f.startedAt,
           pid: 0,
           slot,
           gpus: gpus.length > 0 ? gpus.join(',') : null,
@@ -362,15 +385,26 @@ export class Runner {
       }
       const end = endState(f.stopReason, waitStatus(exit), this.group.taskTimeout);
       const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
+      const at = exit.at ?? nowSec();
       this.record({
         type: 'end',
         task: task.id,
         attempt,
-        at: exit.at ?? nowSec(),
+        at,
         ...end,
         ...(willRetry ? { retry: true } : {}),
       });
-      this.hooks.onEnd?.(task.id, attempt, end.state, end.exit_code, willRetry);
+      this.hooks.onEnd?.({
+        task: task.id,
+        attempt,
+        state: end.state,
+        exitCode: end.exit_code,
+        signal: end.signal,
+        ...(end.reason !== undefined ? { reason: end.reason } : {}),
+        seconds: f.startedAt !== undefined ? Math.max(0, at - f.startedAt) : null,
+        err,
+        willRetry,
+      });
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });
       else this.count(end.state);
       this.pump();

@@ -37,8 +37,7 @@ export async function runForeground(
   let progress = observer;
   const runner = new Runner(groupFile, {
     onStart: () => progress?.started(),
-    onEnd: (task, attempt, state, exitCode, willRetry) =>
-      progress?.ended(task, attempt, state, exitCode, willRetry),
+    onEnd: (end) => progress?.ended(end),
   });
   let interrupted: NodeJS.Signals | null = null;
   let signals = 0;
