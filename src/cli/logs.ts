@@ -5,7 +5,7 @@ import { refresh } from '../backends/refresh.js';
 import { DroverError, usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobHasTask, jobNotFound } from '../ledger/jobs.js';
-import { taskAttempt } from '../ledger/queries.js';
+import { latestInLaunch, taskAttempt, taskNow } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
@@ -28,7 +28,10 @@ export function registerLogs(program: Command): void {
     .argument('<job>', 'the job')
     .argument('<task>', 'the task id')
     .option('--err', 'print stderr instead of stdout')
-    .option('-f, --follow', 'keep printing as the task writes, until it ends')
+    .option(
+      '-f, --follow',
+      'keep printing as the task writes, until it ends: a queued task is waited for, and each retry followed in turn (unless --attempt)',
+    )
     .option('--attempt <n>', 'this attempt instead of the latest', intOption('--attempt', COUNTS.attempt))
     .option('--path', 'print the log file’s path instead of its content')
     .action(async (job: string, task: string, opts: LogsOptions) => {
@@ -45,6 +48,9 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
   if (!jobHasTask(ws.ledger, job.id, taskId))
     throw usageError(`task ${taskId} is not in job '${jobname}': see drover list ${jobname} for its tasks`);
   refresh(ws.ledger, job.id);
+  if (opts.follow && opts.attempt === undefined && !opts.path) {
+    if (await followTask(ws, jobname, job.id, taskId, opts.err === true)) return;
+  }
   const a = taskAttempt(ws.ledger, job.id, taskId, opts.attempt);
   if (!a) {
     const what = opts.attempt !== undefined ? `attempt ${opts.attempt}` : 'no attempt yet';
@@ -103,6 +109,43 @@ async function copyFrom(file: string, start: number): Promise<number | 'missing'
 
 /** Bytes read and written at a time. */
 const CHUNK = 1 << 16;
+
+/**
+ * `logs --follow` of a task queued or running in its newest launch: wait for it to start (it may be queued
+ * behind others, or on a scheduler), follow its attempt, then each retry's in turn, until the task has ended.
+ * False when the newest launch has nothing to follow (the task is not queued or running there): then the
+ * latest attempt is shown as without --follow.
+ */
+async function followTask(
+  ws: Workspace,
+  jobname: string,
+  jobId: number,
+  taskId: number,
+  err: boolean,
+): Promise<boolean> {
+  let seen = 0;
+  let waiting = false;
+  for (;;) {
+    const now = taskNow(ws.ledger, jobId, taskId);
+    const a = now.launch !== null ? latestInLaunch(ws.ledger, jobId, taskId, now.launch) : undefined;
+    if (a && a.attempt > seen) {
+      if (seen > 0) note(`drover: task ${taskId} attempt ${a.attempt} started (a retry)`);
+      const file = err ? a.stderr_path : a.stdout_path;
+      if (file) await follow(ws, jobId, taskId, a.attempt, file);
+      seen = a.attempt;
+      continue;
+    }
+    if (now.state !== 'queued' && now.state !== 'running') return seen > 0;
+    if (!waiting && seen === 0) {
+      note(
+        `drover: task ${taskId} of '${jobname}' is queued: waiting for it to start (Ctrl-C stops waiting)`,
+      );
+      waiting = true;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+    refresh(ws.ledger, jobId);
+  }
+}
 
 /** Print the file as it grows until the attempt has ended and everything is printed. */
 async function follow(

@@ -207,6 +207,32 @@ export function taskAttempt(
   return ledger.stmt(sql).get(...args) as ReturnType<typeof taskAttempt>;
 }
 
+/** A task's state now and its newest launch (null: never launched with its current command). */
+export function taskNow(
+  ledger: Ledger,
+  jobId: number,
+  taskId: number,
+): { state: State; launch: number | null } {
+  return ledger
+    .stmt('SELECT state, last_launch_id AS launch FROM tasks WHERE job_id = ? AND id = ?')
+    .get(jobId, taskId) as { state: State; launch: number | null };
+}
+
+/** A task's latest attempt in one launch, with its log paths. */
+export function latestInLaunch(
+  ledger: Ledger,
+  jobId: number,
+  taskId: number,
+  launchId: number,
+): { attempt: number; stdout_path: string | null; stderr_path: string | null } | undefined {
+  return ledger
+    .stmt(
+      `SELECT attempt, stdout_path, stderr_path FROM attempts WHERE job_id = ? AND task_id = ? AND +launch_id = ?
+       ORDER BY attempt DESC LIMIT 1`,
+    )
+    .get(jobId, taskId, launchId) as ReturnType<typeof latestInLaunch>;
+}
+
 /** The launches that include a task and where it is still queued or running. */
 export function activeLaunchesOf(ledger: Ledger, jobId: number): LaunchRow[] {
   return ledger
