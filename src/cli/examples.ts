@@ -24,6 +24,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
     "drover launch --command 'python prep.py' --jobname prep",
   ],
   status: ['drover status', 'drover status lr', "drover status lr --json | jq '.counts'"],
+  watch: ['drover watch lr', 'drover watch lr --launch 2', 'drover watch lr -q && echo all succeeded'],
   list: [
     'drover list lr',
     'drover list lr --state failed,killed',

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerCancel } from './cancel.js';
+import { refuseColour } from './colour.js';
 import { registerCompletion } from './completion.js';
 import { registerConfig } from './config.js';
 import { addExamples } from './examples.js';
@@ -15,6 +16,7 @@ import { registerRunner } from './runner.js';
 import { self } from './self.js';
 import { registerServer } from './server.js';
 import { registerStatus } from './status.js';
+import { registerWatch } from './watch.js';
 import { registerWorker } from './worker.js';
 
 /** Build the `drover` command line. */
@@ -28,12 +30,14 @@ export function buildProgram(version: string): Command {
     // drover's own options come before the command: `drover prelaunch ... +flag --version` and
     // `drover launch --command --version` pass those words on as the user's, never as a version request.
     .enablePositionalOptions()
+    .option('--no-color', 'no colours (also with NO_COLOR set, or when output is not a terminal)')
     .showSuggestionAfterError()
     .exitOverride()
     .configureOutput({ outputError: () => {} });
   registerPrelaunch(program);
   registerLaunch(program);
   registerStatus(program);
+  registerWatch(program);
   registerList(program);
   registerResults(program);
   registerLogs(program);
@@ -46,8 +50,17 @@ export function buildProgram(version: string): Command {
   registerWorker(program);
   registerCompletion(program);
   addExamples(program);
+  // `drover --no-color CMD` or `drover CMD --no-color` (every command takes it: see below).
+  program.hook('preAction', (_root, action) => {
+    if (program.opts().color === false || action.opts().color === false) refuseColour();
+  });
   program.addHelpText('after', '\nExit codes: 0 success, 1 the work failed, 2 bad usage or input.');
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  for (const name of ['launch', 'status', 'list', 'results']) {
+    program.commands
+      .find((c) => c.name() === name)
+      ?.option('--no-color', 'no colours (also NO_COLOR, or piped)');
+  }
   return program;
 }
 

@@ -3,6 +3,7 @@ import cliProgress from 'cli-progress';
 import type { RunObserver } from '../backends/backend.js';
 import type { TerminalState } from '../protocol/states.js';
 import type { TaskEnd } from '../runner/runner.js';
+import { paintBad, paintState } from './colour.js';
 import { formatDuration } from './output.js';
 
 /** Where the live view draws, and how it names a task (its sweep values or tag; '' for none). */
@@ -11,6 +12,17 @@ export interface ProgressOptions {
   tty?: boolean;
   label?: (task: number) => string;
 }
+
+/** The states a task is done in. */
+const FINAL: readonly TerminalState[] = [
+  'succeeded',
+  'failed',
+  'killed',
+  'timeout',
+  'cancelled',
+  'lost',
+  'error',
+];
 
 /** Seconds between the summary lines on anything that is not a terminal. */
 const LINE_EVERY_MS = 5000;
@@ -68,8 +80,21 @@ export class Progress implements RunObserver {
       this.done++;
       this.counts[end.state] = (this.counts[end.state] ?? 0) + 1;
     }
-    if (end.state !== 'succeeded' && end.state !== 'cancelled') this.say(`${this.failure(end)}\n`);
+    this.report(end);
     this.bar?.update(this.done, this.payload());
+  }
+
+  /** Show counts read from the ledger (`drover watch`): running, and the tasks done in each final state. */
+  sync(counts: Partial<Record<TerminalState | 'running', number>>): void {
+    Object.assign(this.counts, counts);
+    this.done = FINAL.reduce((n, s) => n + (this.counts[s] ?? 0), 0);
+    this.bar?.update(this.done, this.payload());
+  }
+
+  /** Print an attempt that did not succeed (nothing for a success or a cancel). */
+  report(end: TaskEnd): void {
+    if (end.state !== 'succeeded' && end.state !== 'cancelled')
+      this.say(`${paintBad(this.failure(end), this.stream)}\n`);
   }
 
   /** The terminal went away: draw nothing more. */
@@ -137,7 +162,7 @@ export class Progress implements RunObserver {
     ];
     return order
       .filter((s) => (this.counts[s] ?? 0) > 0 || s === 'succeeded' || s === 'failed')
-      .map((s) => `${s} ${this.counts[s] ?? 0}`)
+      .map((s) => paintState(s, `${s} ${this.counts[s] ?? 0}`, this.stream))
       .join(' ');
   }
 

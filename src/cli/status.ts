@@ -7,6 +7,7 @@ import { jobCounts } from '../ledger/queries.js';
 import { isFailedState, STATES } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds } from '../tasklist/tasklist.js';
+import { paintState } from './colour.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
 import { cellText, cut } from './table.js';
 import { handMadeJobs, openExistingWorkspace } from './workspace.js';
@@ -70,7 +71,10 @@ function status(name: string | undefined, json: boolean): void {
   const pct = s.tasks > 0 ? Math.floor((100 * s.counts.succeeded) / s.tasks) : 0;
   process.stdout.write(`job ${s.jobname}: ${s.tasks} tasks, ${s.counts.succeeded} succeeded (${pct}%)\n`);
   const shown = STATES.filter((st) => s.counts[st] > 0);
-  printTable(shown as string[], [shown.map((st) => s.counts[st])]);
+  printTable(
+    shown.map((st) => paintState(st, st)),
+    [shown.map((st) => s.counts[st])],
+  );
   if (s.launches.length > 0) {
     process.stdout.write('\nlaunches\n');
     printTable(
@@ -123,7 +127,7 @@ function status(name: string | undefined, json: boolean): void {
         a.task,
         a.attempt,
         formatDuration(a.seconds),
-        a.state,
+        paintState(a.state, a.state),
         ...(named
           ? keys.map((k) => cut(cellText(a.params[k] ?? ''), 24))
           : [cut(cellText(a.tag), 24), cut(cellText(a.command), 60)]),

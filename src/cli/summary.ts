@@ -4,6 +4,7 @@ import { type LaunchResult, NEXT_LAUNCH } from '../launch/launch.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts, launchTimes } from '../ledger/queries.js';
 import { STATES } from '../protocol/states.js';
+import { paintState } from './colour.js';
 import { formatDuration, note, printJson, printTable } from './output.js';
 import type { Workspace } from './workspace.js';
 
@@ -15,7 +16,7 @@ export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: numb
     times.first_start !== null && times.last_end !== null ? times.last_end - times.first_start : null;
   printTable(
     ['state', 'tasks'],
-    STATES.filter((s) => counts[s] > 0).map((s) => [s, counts[s]]),
+    STATES.filter((s) => counts[s] > 0).map((s) => [paintState(s, s), counts[s]]),
   );
   const bad = ledger
     .stmt(

@@ -1,4 +1,4 @@
-import { STATES, type State, zeroCounts } from '../protocol/states.js';
+import { STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
@@ -297,4 +297,27 @@ export function taskLabeler(ledger: Ledger, jobname: string): (task: number) => 
     const params = Object.entries(JSON.parse(row.params) as Record<string, string>);
     return params.length > 0 ? params.map(([k, v]) => `${k}=${v}`).join(' ') : row.tag;
   };
+}
+
+/** An attempt of a launch that ended without succeeding, as `drover watch` reports it. */
+export interface EndedBadly {
+  task: number;
+  attempt: number;
+  state: TerminalState;
+  exit_code: number | null;
+  signal: string | null;
+  reason: string | null;
+  seconds: number | null;
+  stderr_path: string | null;
+}
+
+/** A launch's attempts that ended failed, killed, timed out, lost or in error, in the order they ended. */
+export function endedBadly(ledger: Ledger, launchId: number): EndedBadly[] {
+  return ledger
+    .stmt(
+      `SELECT task_id AS task, attempt, state, exit_code, signal, reason, round(duration, 3) AS seconds, stderr_path
+       FROM attempts WHERE launch_id = ? AND state IN ('failed', 'killed', 'timeout', 'lost', 'error')
+       ORDER BY ended_at, task_id, attempt`,
+    )
+    .all(launchId) as EndedBadly[];
 }

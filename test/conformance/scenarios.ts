@@ -11,6 +11,7 @@ import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refu
 import { bestOfSweep } from './scenarios/results.js';
 import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
+import { watch } from './scenarios/watch.js';
 
 /**
  * THE list of backend conformance scenarios. Every backend runs every scenario that applies to it (run.ts);
@@ -40,4 +41,5 @@ export const SCENARIOS: Scenario[] = [
   slurmAccounting,
   bestOfSweep,
   schedulerCalls,
+  watch,
 ];

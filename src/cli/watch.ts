@@ -1,0 +1,120 @@
+import type { Command } from 'commander';
+import { refresh } from '../backends/refresh.js';
+import { usageError } from '../errors.js';
+import { loadJob } from '../launch/load-job.js';
+import { jobNotFound } from '../ledger/jobs.js';
+import { getLaunch, jobLaunches, type LaunchRow } from '../ledger/launches.js';
+import { endedBadly, launchCounts, taskLabeler } from '../ledger/queries.js';
+import { validateJobname } from '../sweep/index.js';
+import { COUNTS } from '../util/limits.js';
+import { note } from './output.js';
+import { intOption } from './parse.js';
+import { Progress } from './progress.js';
+import { printLaunchSummary } from './summary.js';
+import { openExistingWorkspace, type Workspace } from './workspace.js';
+
+interface WatchOptions {
+  launch?: number;
+  quiet?: boolean;
+}
+
+/** How often the ledger is read again (each read asks a cluster's scheduler once: docs/slurm.md). */
+const POLL_MS = 500;
+
+/** Register `drover watch`. */
+export function registerWatch(program: Command): void {
+  program
+    .command('watch')
+    .description(
+      'the live view of a launch on any backend (local, detached, Slurm, Grid Engine, pool) until it ends; Ctrl-C stops watching, not the launch',
+    )
+    .argument('<job>', 'the job')
+    .option(
+      '--launch <n>',
+      'this launch of the job (default: its newest)',
+      intOption('--launch', COUNTS.tasks),
+    )
+    .option('-q, --quiet', 'no live view: wait, then print the summary')
+    .action(async (job: string, opts: WatchOptions) => {
+      process.exitCode = await watch(job, opts);
+    });
+}
+
+/** The launch to watch: the one asked for, or the job's newest. */
+function pick(ws: Workspace, jobId: number, jobname: string, asked: number | undefined): LaunchRow {
+  if (asked !== undefined) {
+    const l = getLaunch(ws.ledger, asked);
+    if (!l || l.job_id !== jobId)
+      throw usageError(
+        `--launch ${asked}: job '${jobname}' has no such launch: see drover status ${jobname}`,
+      );
+    return l;
+  }
+  const all = jobLaunches(ws.ledger, jobId);
+  const newest = all[all.length - 1];
+  if (!newest)
+    throw usageError(`job '${jobname}' has no launch to watch: launch it with drover launch ${jobname}`);
+  return newest;
+}
+
+/**
+ * Follow a launch from the ledger until it is closed: the bar (or piped lines) from its counts, and each
+ * attempt that ended badly printed once, as `launch` prints them. Exit code as a foreground launch's: 0 when
+ * every task succeeded, 1 otherwise; 130 when Ctrl-C stopped the watching (the launch runs on).
+ */
+async function watch(jobname: string, opts: WatchOptions): Promise<number> {
+  validateJobname(jobname, 'job');
+  const ws = openExistingWorkspace();
+  if (!ws) throw jobNotFound(jobname);
+  const job = loadJob(ws, jobname, { report: note });
+  const chosen = pick(ws, job.id, jobname, opts.launch);
+  const show = opts.quiet !== true;
+  const view = show
+    ? new Progress(chosen.task_count, jobname, { label: taskLabeler(ws.ledger, jobname) })
+    : undefined;
+  const reported = new Set<string>();
+  let stopped = false;
+  const onInt = () => {
+    stopped = true;
+  };
+  process.once('SIGINT', onInt);
+  try {
+    for (;;) {
+      refresh(ws.ledger, job.id);
+      const launch = getLaunch(ws.ledger, chosen.id)!;
+      const counts = launchCounts(ws.ledger, launch.id);
+      for (const a of endedBadly(ws.ledger, launch.id)) {
+        const key = `${a.task}.${a.attempt}`;
+        if (reported.has(key)) continue;
+        reported.add(key);
+        view?.report({
+          task: a.task,
+          attempt: a.attempt,
+          state: a.state,
+          exitCode: a.exit_code,
+          signal: a.signal,
+          ...(a.reason !== null ? { reason: a.reason } : {}),
+          seconds: a.seconds,
+          err: a.stderr_path,
+          willRetry: false,
+        });
+      }
+      view?.sync(counts);
+      if (!launch.open) {
+        view?.stop();
+        printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
+        return counts.succeeded === launch.task_count ? 0 : 1;
+      }
+      if (stopped) {
+        view?.stop();
+        note(
+          `drover: stopped watching; launch ${launch.id} runs on (drover watch ${jobname} to watch again)`,
+        );
+        return 130;
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  } finally {
+    process.off('SIGINT', onInt);
+  }
+}
