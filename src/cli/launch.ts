@@ -18,6 +18,7 @@ import { Progress } from './progress.js';
 import { self } from './self.js';
 import { reportLaunch } from './summary.js';
 import { cellText } from './table.js';
+import { watch } from './watch.js';
 import { openExistingWorkspace, openWorkspace } from './workspace.js';
 
 /** Options of `drover launch`, as commander parses them (see registerLaunch for each one's meaning). */
@@ -31,7 +32,10 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     'with --pool and --command: run it n times (DROVER_JOB_RANK 0..n-1, DROVER_NUM_JOBS)',
     intOption('--num-jobs', COUNTS.tasks),
   ],
-  ['--follow', 'with --pool: show live progress until the launch is done'],
+  [
+    '--follow',
+    'show live progress until the launch is done, on any backend (as drover watch; Ctrl-C stops following, not the launch)',
+  ],
   ['--jobname <name>', 'the job to launch (made by drover prelaunch)'],
   ['--command <cmd>', 'launch a single command as a one-task job (named by --jobname or the time)'],
   ['--jobfile <path>', 'read the job’s tasks from this jobfile instead of .drover/jobs/<job>/jobs.json'],
@@ -149,8 +153,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
   const str = (k: string) => o[k] as string | undefined;
   if (o.pool !== undefined && o.backend !== 'local')
     throw usageError(`--pool and --backend ${o.backend} both say where to run: give one`);
-  if (o.pool === undefined && (o.numJobs !== undefined || o.follow))
-    throw usageError('--num-jobs and --follow are for --pool launches');
+  if (o.pool === undefined && o.numJobs !== undefined) throw usageError('--num-jobs is for --pool launches');
   if (o.gpus !== undefined && o.gpusPerTask !== undefined && o.gpus !== o.gpusPerTask)
     throw usageError(`--gpus ${o.gpus} and --gpus-per-task ${o.gpusPerTask} disagree: give one`);
   const gpus = num('gpusPerTask') ?? num('gpus');
@@ -222,5 +225,8 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
       : {}),
   });
   const what = spec.failed ? 'failed tasks' : spec.unfinished ? 'unfinished tasks' : 'tasks';
-  return reportLaunch(ws, made, o.json === true, what);
+  const code = reportLaunch(ws, made, o.json === true, what);
+  // A launch that runs on elsewhere (a cluster, a detached runner) is followed as drover watch does.
+  if (!o.follow || !made.launch || made.outcome?.ran || code !== 0) return code;
+  return watch(made.jobname, { launch: made.launch.id, quiet: o.quiet === true, silent: o.json === true });
 }

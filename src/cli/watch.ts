@@ -16,6 +16,8 @@ import { openExistingWorkspace, type Workspace } from './workspace.js';
 interface WatchOptions {
   launch?: number;
   quiet?: boolean;
+  /** Nothing on stdout (`launch --follow --json` printed its JSON already). */
+  silent?: boolean;
 }
 
 /** How often the ledger is read again (each read asks a cluster's scheduler once: docs/slurm.md). */
@@ -62,13 +64,13 @@ function pick(ws: Workspace, jobId: number, jobname: string, asked: number | und
  * attempt that ended badly printed once, as `launch` prints them. Exit code as a foreground launch's: 0 when
  * every task succeeded, 1 otherwise; 130 when Ctrl-C stopped the watching (the launch runs on).
  */
-async function watch(jobname: string, opts: WatchOptions): Promise<number> {
+export async function watch(jobname: string, opts: WatchOptions): Promise<number> {
   validateJobname(jobname, 'job');
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
   const job = loadJob(ws, jobname, { report: note });
   const chosen = pick(ws, job.id, jobname, opts.launch);
-  const show = opts.quiet !== true;
+  const show = opts.quiet !== true && opts.silent !== true;
   const view = show
     ? new Progress(chosen.task_count, jobname, { label: taskLabeler(ws.ledger, jobname) })
     : undefined;
@@ -102,7 +104,7 @@ async function watch(jobname: string, opts: WatchOptions): Promise<number> {
       view?.sync(counts);
       if (!launch.open) {
         view?.stop();
-        printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
+        if (!opts.silent) printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
         return counts.succeeded === launch.task_count ? 0 : 1;
       }
       if (stopped) {

@@ -37,6 +37,13 @@ export const watch: Scenario = {
     assert.equal(ok.code, 0, ok.stderr);
     assert.doesNotMatch(ok.stderr, /failed:/);
     assert.deepEqual((await status(site, 'W')).counts, counts({ succeeded: 3 }));
+    // launch --follow: the same view from the launch itself, on every backend; with --json its JSON alone.
+    script(site, 'task.sh', TASK);
+    await prelaunch(site, 'W2', 'sh task.sh', ['ok', 'bad']);
+    const f = await drover(site, ['launch', ...site.launch, ...site.background, 'W2', '--follow', '--json']);
+    assert.equal(f.code, 1, f.stderr);
+    assert.equal((JSON.parse(f.stdout) as { tasks: number }).tasks, 2);
+    assert.deepEqual((await status(site, 'W2')).counts, counts({ succeeded: 1, failed: 1 }));
     // Bad input: one line, exit 2.
     const none = await drover(site, ['watch', 'W', '--launch', '99']);
     assert.equal(none.code, 2);
