@@ -6,5 +6,5 @@ import { runPool } from './pool.js';
 import { resultLine } from './result.js';
 
 const results = runPool({ repeat: 1, only: ['scale'] }, (r) => process.stdout.write(`${resultLine(r)}\n`));
-for (const r of results) for (const n of r.notes) process.stdout.write(`  ${r.id}: ${n}\n`);
+for (const r of results) for (const n of [...r.checks, ...r.notes]) process.stdout.write(`  ${r.id}: ${n}\n`);
 process.exit(results.some((r) => r.verdict === 'FAILED') ? 1 : 0);

@@ -62,7 +62,11 @@ interface BenchServer {
 
 function startServer(dir: string): BenchServer {
   const log = fs.openSync(path.join(dir, 'server.out'), 'a');
-  const child = spawn(NODE, [DROVER_BIN, 'server', '--port', '0', '--heartbeat', '1', '--lost-after', '30'], {
+  // DROVER_BENCH_SERVER_PROF=DIR: the server writes a CPU profile (node --cpu-prof) into DIR when it stops.
+  const prof = process.env.DROVER_BENCH_SERVER_PROF;
+  const nodeArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(prof)] : [];
+  const args = [...nodeArgs, DROVER_BIN, 'server', '--port', '0', '--heartbeat', '1', '--lost-after', '30'];
+  const child = spawn(NODE, args, {
     cwd: dir,
     env: droverEnv(),
     stdio: ['ignore', log, log],
