@@ -8,6 +8,8 @@
  * 4. `drover list --jobname J --json` of a 100,000-task pool launch vs a 10-task one: at most 3×.
  * 5. The server's peak memory while 16 workers each send a maximal report at once: under 200 MB
  *    (pool-memory.ts).
+ * 6. Scale: 1,000,000 tasks (DROVER_BENCH_SCALE_TASKS) through 64 simulated workers over HTTP: at least 10,000
+ *    tasks/s, the server's peak memory at most 500 MB (pool-scale.ts).
  * The workers of 1, 3 and 4 run a setup that never ends, so nothing runs while the queue is measured.
  */
 import { spawn } from 'node:child_process';
@@ -15,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { benchReportMemory } from './pool-memory.js';
+import { benchScale, SCALE_WORKERS, scaleTasks } from './pool-scale.js';
 import { compare, notRun, type Result, side } from './result.js';
 import {
   BenchError,
@@ -31,9 +34,11 @@ import {
   tempDir,
 } from './util.js';
 
-/** The pool benchmarks (names for `--only` are not used in pool mode: all run). */
+/** The pool benchmarks. */
 export interface PoolOptions {
   repeat: number;
+  /** Run only these steps (submit, dispatch, memory, reports, scale); all when absent. */
+  only?: readonly string[];
 }
 
 function sleepMs(ms: number): void {
@@ -57,7 +62,11 @@ interface BenchServer {
 
 function startServer(dir: string): BenchServer {
   const log = fs.openSync(path.join(dir, 'server.out'), 'a');
-  const child = spawn(NODE, [DROVER_BIN, 'server', '--port', '0', '--heartbeat', '1', '--lost-after', '30'], {
+  // DROVER_BENCH_SERVER_PROF=DIR: the server writes a CPU profile (node --cpu-prof) into DIR when it stops.
+  const prof = process.env.DROVER_BENCH_SERVER_PROF;
+  const nodeArgs = prof ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(prof)] : [];
+  const args = [...nodeArgs, DROVER_BIN, 'server', '--port', '0', '--heartbeat', '1', '--lost-after', '30'];
+  const child = spawn(NODE, args, {
     cwd: dir,
     env: droverEnv(),
     stdio: ['ignore', log, log],
@@ -328,6 +337,19 @@ export function benchReports(): Result[] {
   }
 }
 
+/** Benchmark 6 (pool-scale.ts) in a server of its own. */
+export function benchScaleOut(): Result[] {
+  const dir = tempDir('pool-scale');
+  const server = startServer(dir);
+  try {
+    idlePool(dir);
+    return benchScale({ dir, serverPid: server.pid });
+  } finally {
+    server.stop();
+    removeDir(dir);
+  }
+}
+
 /** Run the pool benchmarks; `report` is called with each result as soon as it is known. */
 export function runPool(opts: PoolOptions, report: (r: Result) => void): Result[] {
   const all: Result[] = [];
@@ -340,8 +362,14 @@ export function runPool(opts: PoolOptions, report: (r: Result) => void): Result[
     ],
     ['memory', 'pool server memory and list', () => benchMemoryAndList(opts.repeat)],
     ['reports', 'pool server memory under a storm of maximal reports', () => benchReports()],
+    [
+      'scale',
+      `pool scale: ${scaleTasks()} tasks through ${SCALE_WORKERS} simulated workers`,
+      () => benchScaleOut(),
+    ],
   ];
   for (const [id, title, fn] of steps) {
+    if (opts.only && !opts.only.includes(id)) continue;
     let results: Result[];
     try {
       results = fn();

@@ -25,7 +25,7 @@ const USAGE = `usage: node dist/bench/run.js [local|slurm|gridengine|pool|all] [
   local                  benchmarks on this machine (the default)
   gridengine             500 short tasks on the real Grid Engine, 3 ways (--repeat default 1 here: ~2-4 min each)
   slurm                  1000 short tasks on the real Slurm, 3 ways (--repeat default 1 here: ~1-2 min each)
-  pool                   a drover server with a local pool: submission latency, dispatch, memory, list
+  pool                   a drover server with a local pool: submission latency, dispatch, memory, list, scale
   all                    every mode
   --repeat N             repetitions of launch and prelaunch (default 5); version and status run 6×N
   --only NAMES           comma-separated subset of: ${LOCAL_BENCHMARKS.join(', ')}
