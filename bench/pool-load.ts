@@ -8,13 +8,8 @@
  * Usage: node dist/bench/pool-load.js URL TOKEN_FILE POOL WORKERS PER_WORKER ROUNDS
  */
 import fs from 'node:fs';
-import { MAX_BODY_BYTES, WORKER_SECRET_HEADER } from '../src/protocol/messages.js';
-
-interface Task {
-  launch: number;
-  task: number;
-  attempt: number;
-}
+import { MAX_BODY_BYTES } from '../src/protocol/messages.js';
+import { poster, type Task } from './worker-http.js';
 
 const [url, tokenFile, pool, nWorkers, perWorker, nRounds] = process.argv.slice(2);
 const token = fs.readFileSync(tokenFile!, 'utf8').trim();
@@ -22,20 +17,7 @@ const workers = Number(nWorkers);
 const per = Number(perWorker);
 const rounds = Number(nRounds);
 
-async function post(route: string, body: string, secret?: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${url}/v1${route}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      ...(secret ? { [WORKER_SECRET_HEADER]: secret } : {}),
-    },
-    body,
-    // A request the server never answers fails the benchmark instead of stalling it.
-    signal: AbortSignal.timeout(120_000),
-  });
-  return { status: res.status, text: await res.text() };
-}
+const post = poster(url!, token);
 
 /** A report of the start and end of `tasks`, each end's reason padded so the body is just under the limit. */
 function maximalReport(seq: number, tasks: Task[]): string {

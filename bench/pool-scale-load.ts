@@ -8,13 +8,8 @@
  * Usage: node dist/bench/pool-scale-load.js URL TOKEN_FILE POOL WORKERS TOTAL SLOTS
  */
 import fs from 'node:fs';
-import { MAX_REPORT_RECORDS, WORKER_SECRET_HEADER } from '../src/protocol/messages.js';
-
-interface Task {
-  launch: number;
-  task: number;
-  attempt: number;
-}
+import { MAX_REPORT_RECORDS } from '../src/protocol/messages.js';
+import { poster, type Task } from './worker-http.js';
 
 const [url, tokenFile, pool, nWorkers, nTotal, nSlots] = process.argv.slice(2);
 const token = fs.readFileSync(tokenFile!, 'utf8').trim();
@@ -22,20 +17,7 @@ const workers = Number(nWorkers);
 const total = Number(nTotal);
 const slots = Number(nSlots);
 
-async function post(route: string, body: string, secret?: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${url}/v1${route}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      ...(secret ? { [WORKER_SECRET_HEADER]: secret } : {}),
-    },
-    body,
-    // A request the server never answers fails the benchmark instead of stalling it.
-    signal: AbortSignal.timeout(120_000),
-  });
-  return { status: res.status, text: await res.text() };
-}
+const post = poster(url!, token);
 
 /** The start and end of each of `tasks` (all of one launch), as a real worker's runner records them. */
 function records(tasks: Task[]): unknown[] {

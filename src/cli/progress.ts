@@ -1,7 +1,7 @@
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import type { RunObserver } from '../backends/backend.js';
-import type { TerminalState } from '../protocol/states.js';
+import { TERMINAL_STATES, type TerminalState } from '../protocol/states.js';
 import type { TaskEnd } from '../runner/runner.js';
 import { paintBad, paintState } from './colour.js';
 import { formatDuration } from './output.js';
@@ -12,17 +12,6 @@ export interface ProgressOptions {
   tty?: boolean;
   label?: (task: number) => string;
 }
-
-/** The states a task is done in. */
-const FINAL: readonly TerminalState[] = [
-  'succeeded',
-  'failed',
-  'killed',
-  'timeout',
-  'cancelled',
-  'lost',
-  'error',
-];
 
 /** Seconds between the summary lines on anything that is not a terminal. */
 const LINE_EVERY_MS = 5000;
@@ -87,7 +76,7 @@ export class Progress implements RunObserver {
   /** Show counts read from the ledger (`drover watch`): running, and the tasks done in each final state. */
   sync(counts: Partial<Record<TerminalState | 'running', number>>): void {
     Object.assign(this.counts, counts);
-    this.done = FINAL.reduce((n, s) => n + (this.counts[s] ?? 0), 0);
+    this.done = TERMINAL_STATES.reduce((n, s) => n + (this.counts[s] ?? 0), 0);
     this.bar?.update(this.done, this.payload());
   }
 
@@ -150,16 +139,7 @@ export class Progress implements RunObserver {
   }
 
   private states(): string {
-    const order: (TerminalState | 'running')[] = [
-      'running',
-      'succeeded',
-      'failed',
-      'killed',
-      'timeout',
-      'cancelled',
-      'lost',
-      'error',
-    ];
+    const order: (TerminalState | 'running')[] = ['running', ...TERMINAL_STATES];
     return order
       .filter((s) => (this.counts[s] ?? 0) > 0 || s === 'succeeded' || s === 'failed')
       .map((s) => paintState(s, `${s} ${this.counts[s] ?? 0}`, this.stream))

@@ -1,0 +1,32 @@
+import { WORKER_SECRET_HEADER } from '../src/protocol/messages.js';
+
+/** A task as the controller hands it to a worker. */
+export interface Task {
+  launch: number;
+  task: number;
+  attempt: number;
+}
+
+/**
+ * POST to a drover server's worker API as a worker does (the pool benchmarks' load processes): the user token,
+ * and the worker's session secret once it has one. A request the server never answers fails the benchmark
+ * instead of stalling it.
+ */
+export function poster(
+  url: string,
+  token: string,
+): (route: string, body: string, secret?: string) => Promise<{ status: number; text: string }> {
+  return async (route, body, secret) => {
+    const res = await fetch(`${url}/v1${route}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        ...(secret ? { [WORKER_SECRET_HEADER]: secret } : {}),
+      },
+      body,
+      signal: AbortSignal.timeout(120_000),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+}
