@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
+import { isSameProcess } from '../util/proc.js';
 import { programText } from './programs.js';
 import type { Slot } from './slots.js';
 import {
@@ -41,6 +42,9 @@ export function findPython(): string | null {
 
 interface Pending {
   started: boolean;
+  /** The task's process, once started: its pid and the time the server reported the start. */
+  pid?: number;
+  at?: number;
   /** The slot the server reported for a task it could not start (pid 0). */
   slot?: number;
   resolveStarted(v: ProcessStart | null): void;
@@ -61,6 +65,8 @@ export class ForkServer implements Executor {
   private rest = '';
   private readonly outgoing: Buffer[] = [];
   private closed = false;
+  /** The server has died: nothing more can start. */
+  private dead = false;
 
   constructor(
     slots: readonly Slot[],
@@ -79,19 +85,46 @@ export class ForkServer implements Executor {
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => this.onData(chunk));
     this.child.on('exit', () => {
-      // The server died (it should not): everything it had is over.
-      for (const p of this.pending.values()) {
-        p.resolveStarted(null);
-        p.resolveExit({ exitCode: null, signal: os.constants.signals.SIGKILL });
-      }
-      this.pending.clear();
+      this.dead = true;
+      void this.serverDied();
     });
     this.send(['E', ...envPairs(baseEnv)]);
     this.send(['G', String(killGrace)]);
     for (const slot of slots) this.send(['L', String(slot.index), ...envPairs(slotEnv(slot))]);
   }
 
+  /**
+   * The server died (it should not: killed by hand, or by an out-of-memory killer). Its tasks run on without it,
+   * and nothing would reap or stop them: the runner stops each by its pid (checked against its start, so a reused
+   * pid is never hit) and waits for it to be gone before it says so — `lost`, as no one can know how it would
+   * have ended (SERVER_LOST). Tasks it had not started never start: withdrawn, as are all submitted later.
+   */
+  private async serverDied(): Promise<void> {
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    const running = pending.filter((p) => p.pid !== undefined && isSameProcess(p.pid, p.at!));
+    for (const p of running) {
+      for (const target of [-p.pid!, p.pid!]) {
+        try {
+          process.kill(target, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+    }
+    const deadline = Date.now() + 10_000;
+    while (running.some((p) => isSameProcess(p.pid!, p.at!)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    for (const p of pending) {
+      if (p.pid === undefined) {
+        p.resolveStarted(null);
+        p.resolveExit(null);
+      } else p.resolveExit({ exitCode: null, signal: null, serverLost: true });
+    }
+  }
+
   submit(req: TaskRequest): Execution {
+    if (this.dead) return { started: Promise.resolve(null), exited: Promise.resolve(null) };
     const id = this.nextId++;
     let resolveStarted!: Pending['resolveStarted'];
     let resolveExit!: Pending['resolveExit'];
@@ -155,7 +188,7 @@ export class ForkServer implements Executor {
   }
 
   private flush(): void {
-    if (this.outgoing.length === 0 || this.closed) return;
+    if (this.outgoing.length === 0 || this.closed || this.dead) return;
     this.child.stdin!.write(Buffer.concat(this.outgoing));
     this.outgoing.length = 0;
   }
@@ -172,8 +205,11 @@ export class ForkServer implements Executor {
       if (!p) continue;
       if (kind === 'S') {
         p.started = true;
-        if (Number(a) > 0) p.resolveStarted({ pid: Number(a), slot: Number(b), ...stamp(c) });
-        else {
+        if (Number(a) > 0) {
+          p.pid = Number(a);
+          p.at = stamp(c).at ?? Date.now() / 1000;
+          p.resolveStarted({ pid: p.pid, slot: Number(b), ...stamp(c) });
+        } else {
           p.slot = Number(b);
           p.resolveStarted(null);
         }

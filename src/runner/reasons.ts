@@ -14,6 +14,12 @@ export const SCHEDULER_STOP = 'the runner was sent SIGTERM (scheduler stop)';
 /** The task ended but the runner could not learn how (bash loses the status of a child that ends during a trap). */
 export const UNKNOWN_STATUS = 'its exit status is unknown';
 
+/**
+ * drover's process server (the spawn or fork server that starts and reaps the tasks) died while the task ran:
+ * the runner stopped the task itself, by its pid, and cannot know how it would have ended.
+ */
+export const SERVER_LOST = "drover's process server died: the runner stopped the task";
+
 /** The runner stopped the attempt at its time limit (`--task-timeout`), in seconds as given (docs: `T`). */
 export function timeLimitReason(seconds: number | 'T'): string {
   return `time limit of ${seconds} s`;

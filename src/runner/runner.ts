@@ -383,7 +383,8 @@ export class Runner {
           err,
         });
       }
-      const end = endState(f.stopReason, waitStatus(exit), this.group.taskTimeout);
+      const stop = exit.serverLost && f.stopReason === null ? 'server' : f.stopReason;
+      const end = endState(stop, waitStatus(exit), this.group.taskTimeout);
       const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
       const at = exit.at ?? nowSec();
       this.record({

@@ -26,6 +26,8 @@ export interface ProcessExit {
   at?: number;
   /** The slot of a task that could not be started (its `started` is null): it ends 126 or 127 there. */
   slot?: number;
+  /** The executor's process server died while the task ran: the runner stopped it (SERVER_LOST), its status is unknown. */
+  serverLost?: true;
 }
 
 /** Where and when a task started: its pid (also its process group id), its slot, and the time (Unix seconds). */

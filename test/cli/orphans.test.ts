@@ -157,3 +157,45 @@ test('a rerun first stops what an earlier attempt of the task left running outsi
   assert.match(again.stderr, /stopped 1 process\(es\) left by earlier attempts of task 1 of 'J'/);
   assert.ok(!isAlive(left), 'the earlier attempt’s process was stopped before the rerun');
 });
+
+test('a spawn server that dies alone: the runner stops its tasks by pid and records them lost, the rest cancelled; nothing outlives the record', async (t) => {
+  const cwd = tempWorkspace(t);
+  await prelaunch(cwd, 'sleep', '60', '61', '1', '1');
+  const launch = startDrover(['launch', '--jobname', 'J', '--max-tasks', '2', '-q'], { cwd, setsid: true });
+  t.after(() => {
+    if (launch.child.exitCode === null) process.kill(-launch.pid, 'SIGKILL');
+  });
+  await waitFor('two tasks started', () => started(cwd) === 2);
+  const pids = readRecords(cwd)
+    .filter((r) => r.type === 'start')
+    .map((r) => r.pid as number);
+  const server = fs
+    .readdirSync('/proc')
+    .map(Number)
+    .find((p) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launch.pid;
+      } catch {
+        return false;
+      }
+    });
+  assert.ok(server, 'the spawn server is the runner’s child');
+  process.kill(server, 'SIGKILL');
+  const r = await launch.result;
+  assert.equal(r.code, 1, r.stderr);
+  assert.ok(!pids.some(isAlive), 'the runner stopped its running tasks before it recorded them');
+  const s = await status('J', { cwd });
+  assert.deepEqual(s.counts, counts({ lost: 2, cancelled: 2 }));
+  const tasks = await list('J', { cwd });
+  assert.deepEqual(
+    tasks.map((x) => [x.task, x.state, x.attempts]),
+    [
+      [1, 'lost', 1],
+      [2, 'lost', 1],
+      [3, 'cancelled', 0],
+      [4, 'cancelled', 0],
+    ],
+    'no task that never ran has an attempt',
+  );
+});
