@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkAllSucceeded } from './local/check.js';
 import { compare, notRun, type Result, side } from './result.js';
-import { BenchError, drover, fmtMs, progress, range, run, runOk, runSides } from './util.js';
+import { BenchError, drover, fmtMs, progress, range, run, runOk, runSides, sleepMs } from './util.js';
 
 /**
  * Grid Engine mode: 500 short tasks (`/bin/true N`) on the real cluster, three ways, interleaved — drover with
@@ -30,7 +30,7 @@ function waitGone(ids: readonly string[], limitMs = 20 * 60_000): void {
     if (!ids.some((id) => left.has(id))) return;
     if (Date.now() > deadline)
       throw new BenchError(`job ${ids.join(',')} still in qstat after ${limitMs / 1000} s`);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250);
+    sleepMs(250);
   }
 }
 
@@ -73,7 +73,7 @@ function qsubSide(dir: string): number {
     if (ok === N) break;
     if (Date.now() > deadline)
       throw new BenchError(`qacct shows ${ok} of ${N} elements of job ${id} with exit 0`);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    sleepMs(500);
   }
   return ms;
 }

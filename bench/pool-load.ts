@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { MAX_BODY_BYTES } from '../src/protocol/messages.js';
-import { poster, type Task } from './worker-http.js';
+import { poster, succeededRecords, type Task } from './worker-http.js';
 
 const [url, tokenFile, pool, nWorkers, perWorker, nRounds] = process.argv.slice(2);
 const token = fs.readFileSync(tokenFile!, 'utf8').trim();
@@ -22,31 +22,7 @@ const post = poster(url!, token);
 /** A report of the start and end of `tasks`, each end's reason padded so the body is just under the limit. */
 function maximalReport(seq: number, tasks: Task[]): string {
   const now = Date.now() / 1000;
-  const records = (pad: number) =>
-    tasks.flatMap((t) => [
-      {
-        type: 'start',
-        task: t.task,
-        attempt: t.attempt,
-        at: now,
-        pid: 1,
-        slot: 0,
-        gpus: null,
-        host: 'h',
-        out: '',
-        err: '',
-      },
-      {
-        type: 'end',
-        task: t.task,
-        attempt: t.attempt,
-        at: now + 0.01,
-        state: 'succeeded',
-        exit_code: 0,
-        signal: null,
-        reason: 'r'.repeat(pad),
-      },
-    ]);
+  const records = (pad: number) => succeededRecords(tasks, now, { took: 0.01, reason: 'r'.repeat(pad) });
   const launch = tasks[0]!.launch;
   const bare = JSON.stringify({ batches: [{ seq, launch, records: records(0) }] }).length;
   const pad = Math.max(0, Math.min(1000, Math.floor((MAX_BODY_BYTES - 1024 - bare) / tasks.length)));

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { MAX_REPORT_RECORDS } from '../src/protocol/messages.js';
-import { poster, type Task } from './worker-http.js';
+import { poster, succeededRecords, type Task } from './worker-http.js';
 
 const [url, tokenFile, pool, nWorkers, nTotal, nSlots] = process.argv.slice(2);
 const token = fs.readFileSync(tokenFile!, 'utf8').trim();
@@ -21,30 +21,7 @@ const post = poster(url!, token);
 
 /** The start and end of each of `tasks` (all of one launch), as a real worker's runner records them. */
 function records(tasks: Task[]): unknown[] {
-  const now = Date.now() / 1000;
-  return tasks.flatMap((t, i) => [
-    {
-      type: 'start',
-      task: t.task,
-      attempt: t.attempt,
-      at: now,
-      pid: 1,
-      slot: i % slots,
-      gpus: null,
-      host: 'h',
-      out: '',
-      err: '',
-    },
-    {
-      type: 'end',
-      task: t.task,
-      attempt: t.attempt,
-      at: now,
-      state: 'succeeded',
-      exit_code: 0,
-      signal: null,
-    },
-  ]);
+  return succeededRecords(tasks, Date.now() / 1000, { slotOf: (i) => i % slots });
 }
 
 let reported = 0;

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { compare, type Result, side } from './result.js';
-import { BenchError, drover, NODE, progress, REPO_ROOT } from './util.js';
+import { alive, BenchError, drover, NODE, progress, REPO_ROOT, sleepMs } from './util.js';
 
 /** The parts of the pool benchmark this one shares (a server in a temp folder with an idle pool `p`). */
 export interface ScaleBenchDeps {
@@ -30,18 +30,6 @@ export function scaleTasks(): number {
   if (!/^[0-9]+$/.test(v) || Number(v) < 1)
     throw new BenchError(`DROVER_BENCH_SCALE_TASKS '${v}' is not ≥ 1`);
   return Number(v);
-}
-
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function alive(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 function vm(pid: number, field: 'VmHWM' | 'VmRSS'): number {

@@ -20,6 +20,7 @@ import { benchReportMemory } from './pool-memory.js';
 import { benchScale, SCALE_WORKERS, scaleTasks } from './pool-scale.js';
 import { compare, notRun, type Result, side } from './result.js';
 import {
+  alive,
   BenchError,
   DROVER_BIN,
   drover,
@@ -31,6 +32,7 @@ import {
   range,
   removeDir,
   rotated,
+  sleepMs,
   tempDir,
 } from './util.js';
 
@@ -39,18 +41,6 @@ export interface PoolOptions {
   repeat: number;
   /** Run only these steps (submit, dispatch, memory, reports, scale); all when absent. */
   only?: readonly string[];
-}
-
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function alive(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** A drover server running in the background for one benchmark. */

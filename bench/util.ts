@@ -255,3 +255,17 @@ export function range(n: number): string[] {
 export function progress(msg: string): void {
   process.stderr.write(`  · ${msg}\n`);
 }
+
+/** Wait `ms` without returning to the event loop (the harness is synchronous). */
+export function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** True while process `pid` runs (not a zombie). */
+export function alive(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}

@@ -30,3 +30,38 @@ export function poster(
     return { status: res.status, text: await res.text() };
   };
 }
+
+/**
+ * The start and end records of `tasks`, each succeeded, as a worker's runner writes them: started at `at` in
+ * slot `slotOf(i)`, ended `took` seconds later, with `reason` on each end when given.
+ */
+export function succeededRecords(
+  tasks: readonly Task[],
+  at: number,
+  opts: { slotOf?: (i: number) => number; took?: number; reason?: string } = {},
+): unknown[] {
+  return tasks.flatMap((t, i) => [
+    {
+      type: 'start',
+      task: t.task,
+      attempt: t.attempt,
+      at,
+      pid: 1,
+      slot: opts.slotOf?.(i) ?? 0,
+      gpus: null,
+      host: 'h',
+      out: '',
+      err: '',
+    },
+    {
+      type: 'end',
+      task: t.task,
+      attempt: t.attempt,
+      at: at + (opts.took ?? 0),
+      state: 'succeeded',
+      exit_code: 0,
+      signal: null,
+      ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    },
+  ]);
+}

@@ -42,6 +42,21 @@ function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
   });
 }
 
+/** The runner's spawn server: its child process (in a session of its own). */
+function spawnServerOf(runner: number): number | undefined {
+  return fs
+    .readdirSync('/proc')
+    .map(Number)
+    .find((p) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === runner;
+      } catch {
+        return false;
+      }
+    });
+}
+
 const started = (cwd: string) => readRecords(cwd).filter((r) => r.type === 'start').length;
 
 for (const spawner of ['python', 'perl', 'node']) {
@@ -121,17 +136,7 @@ test('tasks whose runner and spawn server both died are stopped by their recorde
     pids.every((p) => fs.readFileSync(`/proc/${p}/environ`).length === 0),
   );
   // The spawn server is the runner's child in its own session; kill both, as an OOM killer might.
-  const server = fs
-    .readdirSync('/proc')
-    .map(Number)
-    .find((p) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launch.pid;
-      } catch {
-        return false;
-      }
-    });
+  const server = spawnServerOf(launch.pid);
   assert.ok(server, 'the spawn server is the runner’s child');
   process.kill(server, 'SIGKILL');
   process.kill(-launch.pid, 'SIGKILL');
@@ -169,17 +174,7 @@ test('a spawn server that dies alone: the runner stops its tasks by pid and reco
   const pids = readRecords(cwd)
     .filter((r) => r.type === 'start')
     .map((r) => r.pid as number);
-  const server = fs
-    .readdirSync('/proc')
-    .map(Number)
-    .find((p) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launch.pid;
-      } catch {
-        return false;
-      }
-    });
+  const server = spawnServerOf(launch.pid);
   assert.ok(server, 'the spawn server is the runner’s child');
   process.kill(server, 'SIGKILL');
   const r = await launch.result;
