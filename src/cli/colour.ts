@@ -21,26 +21,28 @@ export function colourOn(stream: NodeJS.WriteStream): boolean {
 
 type Paint = (text: string) => string;
 
-const STATE_PAINT: Record<State, (c: ReturnType<typeof pc.createColors>) => Paint> = {
-  pending: (c) => c.dim,
-  queued: (c) => c.blue,
-  running: (c) => c.cyan,
-  succeeded: (c) => c.green,
-  failed: (c) => c.red,
-  killed: (c) => c.magenta,
-  timeout: (c) => c.yellow,
-  cancelled: (c) => c.dim,
-  lost: (c) => c.red,
-  error: (c) => c.red,
+/** The colour functions, made once (picocolors decides nothing here: colourOn does). */
+const C = pc.createColors(true);
+
+const STATE_PAINT: Record<State, Paint> = {
+  pending: C.dim,
+  queued: C.blue,
+  running: C.cyan,
+  succeeded: C.green,
+  failed: C.red,
+  killed: C.magenta,
+  timeout: C.yellow,
+  cancelled: C.dim,
+  lost: C.red,
+  error: C.red,
 };
 
 /** `text` in the colour of `state`, when `stream` gets colours; as it is otherwise. */
 export function paintState(state: State, text: string, stream: NodeJS.WriteStream = process.stdout): string {
-  if (!colourOn(stream)) return text;
-  return STATE_PAINT[state](pc.createColors(true))(text);
+  return colourOn(stream) ? STATE_PAINT[state](text) : text;
 }
 
 /** Red (a failure's line), when `stream` gets colours. */
 export function paintBad(text: string, stream: NodeJS.WriteStream = process.stderr): string {
-  return colourOn(stream) ? pc.createColors(true).red(text) : text;
+  return colourOn(stream) ? C.red(text) : text;
 }

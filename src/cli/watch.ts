@@ -4,7 +4,7 @@ import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { getLaunch, jobLaunches, type LaunchRow } from '../ledger/launches.js';
-import { endedBadly, launchCounts, taskLabeler } from '../ledger/queries.js';
+import { endedBadly, endedBadlyCount, launchCounts, taskLabeler } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
 import { COUNTS } from '../util/limits.js';
 import { note } from './output.js';
@@ -85,7 +85,10 @@ export async function watch(jobname: string, opts: WatchOptions): Promise<number
       refresh(ws.ledger, job.id);
       const launch = getLaunch(ws.ledger, chosen.id)!;
       const counts = launchCounts(ws.ledger, launch.id);
-      for (const a of endedBadly(ws.ledger, launch.id)) {
+      // Read the attempts only when there are new ones: a launch may have thousands that ended badly.
+      const bad =
+        endedBadlyCount(ws.ledger, launch.id) > reported.size ? endedBadly(ws.ledger, launch.id) : [];
+      for (const a of bad) {
         const key = `${a.task}.${a.attempt}`;
         if (reported.has(key)) continue;
         reported.add(key);

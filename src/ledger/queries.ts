@@ -311,13 +311,21 @@ export interface EndedBadly {
   stderr_path: string | null;
 }
 
-/** A launch's attempts that ended failed, killed, timed out, lost or in error, in the order they ended. */
+/** The attempts of one launch (the argument) that ended failed, killed, timed out, lost or in error. */
+const ENDED_BADLY =
+  "FROM attempts WHERE launch_id = ? AND state IN ('failed', 'killed', 'timeout', 'lost', 'error')";
+
+/** A launch's attempts that ended badly, in the order they ended. */
 export function endedBadly(ledger: Ledger, launchId: number): EndedBadly[] {
   return ledger
     .stmt(
       `SELECT task_id AS task, attempt, state, exit_code, signal, reason, round(duration, 3) AS seconds, stderr_path
-       FROM attempts WHERE launch_id = ? AND state IN ('failed', 'killed', 'timeout', 'lost', 'error')
-       ORDER BY ended_at, task_id, attempt`,
+       ${ENDED_BADLY} ORDER BY ended_at, task_id, attempt`,
     )
     .all(launchId) as EndedBadly[];
+}
+
+/** How many of a launch's attempts ended badly (an index count: whether endedBadly has anything new). */
+export function endedBadlyCount(ledger: Ledger, launchId: number): number {
+  return ledger.stmt(`SELECT count(*) ${ENDED_BADLY}`).pluck().get(launchId) as number;
 }
