@@ -29,3 +29,24 @@ test('Ctrl-C stops watching (exit 130) and the launch runs on to its end', async
   assert.equal(after.code, 0, after.stderr);
   assert.match(after.stdout, /succeeded +1/);
 });
+
+test('watch refuses, in one line with exit 2, a launch of another job and --launch values that are no launch', async (t) => {
+  const cwd = tempWorkspace(t);
+  for (const job of ['A', 'B']) {
+    const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', job, '+q'], { cwd });
+    assert.equal(pre.code, 0, pre.stderr);
+    const l = await runDrover(['launch', job, '-q'], { cwd });
+    assert.equal(l.code, 0, l.stderr);
+  }
+  const forged = await runDrover(['watch', 'A', '--launch', '2'], { cwd });
+  assert.equal(forged.code, 2, forged.stderr);
+  assert.match(forged.stderr, /^drover: --launch 2: job 'A' has no such launch: see drover status A\n$/);
+  for (const bad of ['0', '-1', 'abc', '1e3', '99999999999999', '']) {
+    const r = await runDrover(['watch', 'A', '--launch', bad], { cwd });
+    assert.equal(r.code, 2, `--launch '${bad}': ${r.stderr}`);
+    assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, r.stderr);
+    assert.equal(r.stdout, '');
+  }
+  const own = await runDrover(['watch', 'A', '--launch', '1', '-q'], { cwd });
+  assert.equal(own.code, 0, own.stderr);
+});
