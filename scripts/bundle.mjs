@@ -44,6 +44,32 @@ const embedPrograms = {
   },
 };
 
+// The dashboard (web/, built to dist/web/ by scripts/web.mjs before this) goes in as text the same way:
+// src/controller/dashboard/web-files.ts becomes a module holding its files.
+const webDir = path.resolve('dist/web');
+const webFiles = ['index.html', 'app.js', 'app.css'];
+const embedWeb = {
+  name: 'drover-web',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/web-files\.js$/ }, (args) => ({
+      path: path.join(args.resolveDir, 'web-files.ts'),
+      namespace: 'drover-web',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'drover-web' }, () => ({
+      contents: [
+        `export const WEB_FILES = ${JSON.stringify(webFiles)};`,
+        `const texts = ${JSON.stringify(Object.fromEntries(webFiles.map((f) => [f, fs.readFileSync(path.join(webDir, f), 'utf8')])))};`,
+        'export function readWebFile(name) {',
+        '  const text = texts[name];',
+        '  if (text === undefined) throw new Error("drover\'s bundle has no dashboard file " + name);',
+        '  return text;',
+        '}',
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
 // The chunks' names carry a hash of their content: drop the last build's, or they pile up.
 fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
 
@@ -59,7 +85,7 @@ await build({
   target: 'node20',
   format: 'esm',
   external: ['better-sqlite3'],
-  plugins: [embedPrograms],
+  plugins: [embedPrograms, embedWeb],
   banner: {
     js: "import { createRequire as __droverRequire } from 'node:module'; const require = __droverRequire(import.meta.url);",
   },
