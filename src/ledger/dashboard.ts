@@ -183,13 +183,15 @@ export function taskPage(
     .get(...w.args) as number;
   const dir = q.desc ? 'DESC' : 'ASC';
   let order: string;
+  let sortValue = 'NULL';
   const sortArgs: unknown[] = [];
   if (q.sort.startsWith('param:')) {
-    // The value of one key of the params object (bound, so any key is safe); numbers before text, each in order.
-    const v = '(SELECT value FROM json_each(t.params) WHERE key = ?)';
-    order = `${v} IS NULL, CAST(${v} AS REAL) ${dir}, ${v} ${dir}, t.id ${dir}`;
-    const key = q.sort.slice('param:'.length);
-    sortArgs.push(key, key, key);
+    // The value of one key of the params object (bound, so any key is safe): numbers first, in numeric order,
+    // then text in text order, then tasks without the key.
+    sortValue = '(SELECT value FROM json_each(t.params) WHERE key = ?)';
+    sortArgs.push(q.sort.slice('param:'.length));
+    const isNumber = "(sortv GLOB '*[0-9]*' AND sortv NOT GLOB '*[^0-9.eE+-]*')";
+    order = `sortv IS NULL, ${isNumber} DESC, CASE WHEN ${isNumber} THEN CAST(sortv AS REAL) END ${dir}, sortv ${dir}, t.id ${dir}`;
   } else {
     const col = SORTS[q.sort] ?? 't.id';
     order = col === 't.id' ? `t.id ${dir}` : `${col} IS NULL, ${col} ${dir}, t.id ${dir}`;
@@ -197,11 +199,11 @@ export function taskPage(
   const rows = ledger
     .stmt(
       `SELECT t.id, t.state, t.exit_code, t.tries, t.tag, t.command, t.params,
-         a.started_at, a.ended_at, round(a.duration, 3), a.host, a.signal
+         a.started_at, a.ended_at, round(a.duration, 3), a.host, a.signal, ${sortValue} AS sortv
        FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
     )
     .raw(true)
-    .all(...w.args, ...sortArgs, q.limit, q.offset) as [
+    .all(...sortArgs, ...w.args, q.limit, q.offset) as [
     number,
     State,
     number | null,
