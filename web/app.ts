@@ -239,7 +239,9 @@ async function route(): Promise<void> {
     return showError(err);
   }
   logout.hidden = false;
-  where.textContent = `${who.folder}${who.read_only ? ' — read-only' : ''}`;
+  // The folder's name (its full path on hover): enough to tell dashboards apart, and a screenshot shows no path.
+  where.textContent = `${who.folder.replace(/\/\.drover\/?$/, '').split('/').at(-1) ?? ''}${who.read_only ? ' — read-only' : ''}`;
+  where.title = who.folder;
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'jobs' && parts[1] && parts[2] === 'tasks' && parts[3])
     taskView(parts[1], Number(parts[3]));

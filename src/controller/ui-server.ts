@@ -38,7 +38,7 @@ export async function startUi(o: {
     readOnly: true,
     version: o.version,
   });
-  await listenOrExplain(app, o.host, o.port);
+  await listenOrExplain(app, o.host, o.port, 'drover ui');
   const port = (app.server.address() as { port: number }).port;
   const url = urlOf(o.host, port);
   let closing: Promise<void> | undefined;

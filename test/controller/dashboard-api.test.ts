@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
 import { test } from 'node:test';
 import { runDrover, type Started, startDrover } from '../helpers/drover.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
@@ -259,4 +262,72 @@ test('drover server: the dashboard takes user tokens only; revoking one ends its
   assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: { cookie } })).status, 200);
   assert.equal((await runDrover(['server', 'token', 'revoke', id], { cwd })).code, 0);
   assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: { cookie } })).status, 401);
+});
+
+test('drover ui: no folder, a bad port, an address not here, a port in use: one line, exit 2, nothing made', {
+  timeout: 60_000,
+}, async (t) => {
+  const empty = tempWorkspace(t);
+  const none = await runDrover(['ui'], { cwd: empty });
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /^drover: no drover folder here \(\.drover\/\)[^\n]*\n$/);
+  assert.equal(fs.existsSync(path.join(empty, '.drover')), false);
+  const cwd = tempWorkspace(t);
+  await job(cwd);
+  const holder = net.createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+  t.after(() => holder.close());
+  const busy = (holder.address() as AddressInfo).port;
+  for (const [args, message] of [
+    [['--port', '99999'], /--port '99999' is out of range/],
+    [['--port', 'abc'], /--port 'abc'/],
+    [['--host', '10.255.255.1'], /--host 10\.255\.255\.1 is not an address of this machine/],
+    [['--port', String(busy)], new RegExp(`port ${busy} is in use`)],
+  ] as [string[], RegExp][]) {
+    const r = await runDrover(['ui', ...args], { cwd });
+    assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.equal(r.stderr.split('\n').length, 2, `one line: ${r.stderr}`);
+    assert.equal(r.stdout, '');
+  }
+});
+
+test('drover server: rerun failed from the dashboard launches only the failed tasks again', {
+  timeout: 90_000,
+}, async (t) => {
+  const { cwd, server } = await poolWorkspace(t);
+  await job(cwd);
+  const login = await fetch(`${server.url}/v1/ui/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: server.token }),
+  });
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  // The failing tasks now succeed: the rerun's outcome shows it ran them, and only them.
+  writeScript(cwd, 'w.sh', 'exit 0\n');
+  const res = await fetch(`${server.url}/v1/ui/jobs/j/rerun-failed`, {
+    method: 'POST',
+    headers: { cookie, 'x-drover-dashboard': '1' },
+  });
+  const body = (await res.json()) as { tasklist?: string; launch?: string; error?: { message: string } };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.equal(body.tasklist, '2,5');
+  await waitFor(
+    'the rerun to end',
+    async () => {
+      const s = (await (await fetch(`${server.url}/v1/ui/jobs/j`, { headers: { cookie } })).json()) as {
+        counts: Record<string, number>;
+      };
+      return s.counts.succeeded === 6;
+    },
+    30_000,
+    200,
+  );
+  // Nothing failed is left to rerun: a rerun now is a 400 with drover's own words.
+  const again = await fetch(`${server.url}/v1/ui/jobs/j/rerun-failed`, {
+    method: 'POST',
+    headers: { cookie, 'x-drover-dashboard': '1' },
+  });
+  const msg = (await again.json()) as { launch?: unknown; error?: { message: string } };
+  assert.ok(again.status === 400 || msg.launch === null, JSON.stringify(msg));
 });
