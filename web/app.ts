@@ -240,7 +240,12 @@ async function route(): Promise<void> {
   }
   logout.hidden = false;
   // The folder's name (its full path on hover): enough to tell dashboards apart, and a screenshot shows no path.
-  where.textContent = `${who.folder.replace(/\/\.drover\/?$/, '').split('/').at(-1) ?? ''}${who.read_only ? ' — read-only' : ''}`;
+  where.textContent = `${
+    who.folder
+      .replace(/\/\.drover\/?$/, '')
+      .split('/')
+      .at(-1) ?? ''
+  }${who.read_only ? ' — read-only' : ''}`;
   where.title = who.folder;
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'jobs' && parts[1] && parts[2] === 'tasks' && parts[3])
