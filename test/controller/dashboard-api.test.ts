@@ -323,6 +323,40 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
     30_000,
     200,
   );
+  // Cancel a whole job: a bad tasklist is a 400 naming it; then every running task ends cancelled.
+  assert.equal(
+    (
+      await runDrover(
+        ['prelaunch', '+command', 'sleep 120', '+jobname', 'long', '+arg', '--n', '1', '2', '+q'],
+        { cwd },
+      )
+    ).code,
+    0,
+  );
+  assert.equal((await runDrover(['launch', 'long', '--detach'], { cwd })).code, 0);
+  const cancel = (body: string) =>
+    fetch(`${server.url}/v1/ui/jobs/long/cancel`, {
+      method: 'POST',
+      headers: { cookie, 'x-drover-dashboard': '1', 'content-type': 'application/json' },
+      body,
+    });
+  const badList = await cancel('{"tasklist": "3-1"}');
+  assert.equal(badList.status, 400);
+  assert.match(((await badList.json()) as { error: { message: string } }).error.message, /3-1/);
+  assert.equal((await cancel('{"tasks": "all"}')).status, 400);
+  const done = await cancel('{}');
+  assert.deepEqual(((await done.json()) as { cancelled: number[] }).cancelled, [1, 2]);
+  await waitFor(
+    'both cancelled',
+    async () => {
+      const s = (await (await fetch(`${server.url}/v1/ui/jobs/long`, { headers: { cookie } })).json()) as {
+        counts: Record<string, number>;
+      };
+      return s.counts.cancelled === 2;
+    },
+    30_000,
+    200,
+  );
   // Nothing failed is left to rerun: a rerun now is a 400 with drover's own words.
   const again = await fetch(`${server.url}/v1/ui/jobs/j/rerun-failed`, {
     method: 'POST',
