@@ -67,6 +67,15 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
     '+q',
   ]);
   await drover(cwd, ['prelaunch', '+command', 'sleep 120', '+jobname', 'long', '+q']);
+  // A command that looks like markup: the pages show it as text.
+  await drover(cwd, [
+    'prelaunch',
+    '+command',
+    'echo "<img src=x onerror=window.__xss=1><b>bold</b>"',
+    '+jobname',
+    'markup',
+    '+q',
+  ]);
 
   const browser = await startBrowser(t);
   const errors: string[] = [];
@@ -130,6 +139,16 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
   await page.locator('h1 [data-state=cancelled]').waitFor({ timeout: 30_000 });
   const listed = JSON.parse(await drover(cwd, ['list', 'long', '--json'])) as { state: string }[];
   assert.equal(listed[0]?.state, 'cancelled');
+
+  // The markup job's command is text on its task page: no element made of it, no script run.
+  await page.goto(`${server.url}/#/jobs/markup/tasks/1`);
+  await page.locator('[data-testid=attempts]').waitFor();
+  assert.match(
+    (await page.locator('dl.kv dd').first().textContent()) ?? '',
+    /<img src=x onerror=window.__xss=1><b>bold<\/b>/,
+  );
+  assert.equal(await page.locator('dl.kv img, dl.kv b').count(), 0);
+  assert.equal(await page.evaluate('window.__xss'), undefined);
 
   // A pool and its workers.
   await createPool(cwd, 'p', ['--workers', '2', '--cpus', '1']);
