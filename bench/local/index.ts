@@ -5,6 +5,7 @@ import { benchLaunch } from './launch.js';
 import { benchList } from './list.js';
 import { benchListJson } from './list-json.js';
 import { benchPrelaunch } from './prelaunch.js';
+import { benchSpawnLimit } from './spawn-limit.js';
 import { benchStatus } from './status.js';
 import { benchVersion } from './version.js';
 
@@ -17,6 +18,7 @@ export const LOCAL_BENCHMARKS = [
   'list',
   'list-json',
   'dashboard',
+  'spawn-limit',
 ] as const;
 export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
 
@@ -43,6 +45,10 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
     list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },
     'list-json': { title: 'drover list --json on 100,000 tasks', fn: () => benchListJson(opts.repeat) },
     dashboard: { title: 'dashboard page of 100,000 tasks', fn: () => benchDashboard(opts.repeat) },
+    'spawn-limit': {
+      title: 'launch 10,000 × /bin/true vs a C spawn loop',
+      fn: () => benchSpawnLimit(opts.repeat),
+    },
   };
   for (const name of LOCAL_BENCHMARKS) {
     if (!opts.only.has(name)) continue;
