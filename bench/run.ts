@@ -165,7 +165,12 @@ function main(): number {
       for (const n of r.notes) process.stdout.write(`    note: ${n}\n`);
     };
     if (mode === 'pool') {
-      const pool = runPool({ repeat: args.repeatGiven ? args.repeat : 3 }, report);
+      // DROVER_BENCH_POOL_STEPS=scale,memory: only those steps of the pool mode.
+      const steps = process.env.DROVER_BENCH_POOL_STEPS?.split(',').filter(Boolean);
+      const pool = runPool(
+        { repeat: args.repeatGiven ? args.repeat : 3, ...(steps ? { only: steps } : {}) },
+        report,
+      );
       results.push(...pool);
       continue;
     }
