@@ -28,7 +28,8 @@ const USAGE = `usage: node dist/bench/run.js [local|slurm|gridengine|pool|all] [
   pool                   a drover server with a local pool: submission latency, dispatch, memory, list, scale
   all                    every mode
   --repeat N             repetitions of launch and prelaunch (default 5); version and status run 6×N
-                         (DROVER_BENCH_LAUNCH_100K=1: spawn-limit also runs a 100,000-task launch, minutes)
+                         (DROVER_BENCH_LAUNCH_TASKS=N, or DROVER_BENCH_LAUNCH_100K=1: spawn-limit also takes an N-task
+                         job through prelaunch, launch, status, list --json and logs, with peak memory; minutes)
   --only NAMES           comma-separated subset of: ${LOCAL_BENCHMARKS.join(', ')}
   --out FILE             where to write the JSON results (default: <tmp>/drover-bench/latest.json)
   --real-status-launch   fill the 100,000-task ledger with a real launch (minutes) instead of runner records

@@ -44,8 +44,8 @@ function buildLoop(): string {
 /**
  * 8. 10,000 × `/bin/true N` through `drover launch --max-tasks 2` against the physical limit: a C program looping
  * posix_spawn + waitpid in 2 processes (no logs, no records). Also counts the files the launch created (issue 14
- * §3's budget is 100 for a 100,000-task launch). With DROVER_BENCH_LAUNCH_100K=1, also a 100,000-task launch:
- * its time, its largest process's peak memory and its files (minutes on 2 cores).
+ * §3's budget is 100 for a 100,000-task launch). With DROVER_BENCH_LAUNCH_100K=1 (or DROVER_BENCH_LAUNCH_TASKS=N),
+ * also a big job's whole life: see bigLaunch (minutes on 2 cores).
  */
 export function benchSpawnLimit(repeat: number): Result[] {
   const n = 10_000;
@@ -97,62 +97,102 @@ export function benchSpawnLimit(repeat: number): Result[] {
       [`${files} files (logs, records, the launch's own)`],
     ),
   ];
-  if (process.env.DROVER_BENCH_LAUNCH_100K === '1') results.push(...launch100k());
+  if (process.env.DROVER_BENCH_LAUNCH_100K === '1' || process.env.DROVER_BENCH_LAUNCH_TASKS)
+    results.push(...bigLaunch());
   return results;
 }
 
-/** A 100,000-task local launch: time, the largest process's peak RSS (GNU time's %M), files created. */
-function launch100k(): Result[] {
-  const time = '/usr/bin/time';
-  if (!fs.existsSync(time)) {
+/** One timed step of the big launch, with its largest process's peak memory (GNU time's %M). */
+function measured(label: string, args: string[], dir: string): { ms: number; mb: number; stdout: string } {
+  const r = runOk(
+    label,
+    '/usr/bin/time',
+    ['-f', '%M', process.execPath, path.join(REPO_ROOT, 'bin', 'drover.cjs'), ...args],
+    {
+      cwd: dir,
+      timeoutMs: 60 * 60_000,
+    },
+  );
+  return { ms: r.ms, mb: Number(r.stderr.trim().split('\n').at(-1)) / 1024, stdout: r.stdout };
+}
+
+/**
+ * The whole life of a big job (DROVER_BENCH_LAUNCH_TASKS, or 100,000 with DROVER_BENCH_LAUNCH_100K=1): prelaunch,
+ * a local launch of `/bin/true` 2 at a time, then status, list --json and logs of its last task — each step's time
+ * and its largest process's peak RSS, the launch's against 150 MB and prelaunch's against 300 MB (issue 14), and
+ * the files the launch created against 100.
+ */
+function bigLaunch(): Result[] {
+  if (!fs.existsSync('/usr/bin/time')) {
     return [
-      notRun('local.launch-100k.memory', '100,000-task launch memory', 'skipped', 'no /usr/bin/time', 1),
+      notRun(
+        'local.launch-big',
+        'a big job, start to finish',
+        'skipped',
+        'no /usr/bin/time (apt-get install time)',
+        1,
+      ),
     ];
   }
-  const n = 100_000;
-  const dir = tempDir('launch-100k');
-  drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(n), '+q'], dir);
-  const before = countFiles(path.join(dir, '.drover'));
-  progress(`launch-100k: ${n} tasks, 2 at a time (minutes)...`);
-  const r = runOk(
-    'drover launch (100k)',
-    time,
-    [
-      '-f',
-      '%M',
-      process.execPath,
-      path.join(REPO_ROOT, 'bin', 'drover.cjs'),
-      'launch',
-      'b',
-      '--max-tasks',
-      '2',
-      '-q',
-    ],
-    { cwd: dir, timeoutMs: 30 * 60_000 },
-  );
-  const peakMb = Number(r.stderr.trim().split('\n').at(-1)) / 1024;
-  const files = countFiles(path.join(dir, '.drover')) - before;
-  checkAllSucceeded(drover(['status', 'b', '--json'], dir).stdout, 'b', n);
-  fs.rmSync(dir, { recursive: true, force: true });
-  progress(`launch-100k: ${fmtMs(r.ms)}, peak ${peakMb.toFixed(1)} MB, ${files} files`);
-  return [
-    compare(
-      'local.launch-100k.memory',
-      `peak memory of a ${n}-task local launch (its largest process) vs ${MEMORY_BUDGET_MB} MB`,
-      side('max RSS', [peakMb], undefined, 'MB'),
-      side('budget', [MEMORY_BUDGET_MB], undefined, 'MB'),
-      1.0,
-      [`drover status: all ${n} succeeded`],
-      [`${fmtMs(r.ms)} wall`],
-    ),
-    compare(
-      'local.launch-100k.files',
-      `files created by a ${n}-task local launch vs ${FILES_BUDGET}`,
-      side('files', [files], undefined, 'files'),
-      side('budget', [FILES_BUDGET], undefined, 'files'),
-      1.0,
-      [`counted under .drover/`],
-      [],
-    ),
-  ];
+  const text = process.env.DROVER_BENCH_LAUNCH_TASKS ?? '100000';
+  if (!/^[1-9][0-9]*$/.test(text))
+    throw new BenchError(`DROVER_BENCH_LAUNCH_TASKS '${text}' is not a whole number ≥ 1`);
+  const n = Number(text);
+  const dir = tempDir('launch-big');
+  try {
+    progress(`launch-big: ${n} tasks: prelaunch, launch 2 at a time (minutes), status, list --json, logs...`);
+    // A million values would not fit on a command line: a grid of 1000 × n/1000 when n allows.
+    const sweep =
+      n > 100_000 && n % 1000 === 0
+        ? ['+arg', '--a', ...range(1000), '+arg', '--b', ...range(n / 1000)]
+        : ['+pos-arg', ...range(n)];
+    const pre = measured(
+      'drover prelaunch',
+      ['prelaunch', '+command', '/bin/true', '+jobname', 'b', ...sweep, '+q'],
+      dir,
+    );
+    const before = countFiles(path.join(dir, '.drover'));
+    const run = measured('drover launch', ['launch', 'b', '--max-tasks', '2', '-q'], dir);
+    const files = countFiles(path.join(dir, '.drover')) - before;
+    const status = measured('drover status', ['status', 'b', '--json'], dir);
+    checkAllSucceeded(status.stdout, 'b', n);
+    const list = measured('drover list --json', ['list', 'b', '--json'], dir);
+    const logs = measured('drover logs', ['logs', 'b', String(n)], dir);
+    progress(`launch-big: prelaunch ${fmtMs(pre.ms)}, launch ${fmtMs(run.ms)}, ${files} files`);
+    const after = [
+      `status ${fmtMs(status.ms)} ${status.mb.toFixed(1)} MB`,
+      `list --json ${fmtMs(list.ms)} ${list.mb.toFixed(1)} MB`,
+      `logs of task ${n} ${fmtMs(logs.ms)} ${logs.mb.toFixed(1)} MB`,
+    ].join('; ');
+    return [
+      compare(
+        'local.launch-big.prelaunch',
+        `prelaunch of a ${n}-task job: its peak memory vs 300 MB`,
+        side('max RSS', [pre.mb], undefined, 'MB'),
+        side('budget', [300], undefined, 'MB'),
+        1.0,
+        [`${n} tasks made`],
+        [`${fmtMs(pre.ms)} wall`],
+      ),
+      compare(
+        'local.launch-big.launch',
+        `local launch of the ${n} tasks, 2 at a time: its largest process's peak memory vs ${MEMORY_BUDGET_MB} MB`,
+        side('max RSS', [run.mb], undefined, 'MB'),
+        side('budget', [MEMORY_BUDGET_MB], undefined, 'MB'),
+        1.0,
+        [`drover status: all ${n} succeeded`],
+        [`${fmtMs(run.ms)} wall; then ${after}`],
+      ),
+      compare(
+        'local.launch-big.files',
+        `files created by a ${n}-task local launch vs ${FILES_BUDGET}`,
+        side('files', [files], undefined, 'files'),
+        side('budget', [FILES_BUDGET], undefined, 'files'),
+        1.0,
+        ['counted under .drover/ before and after the launch'],
+      ),
+    ];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
