@@ -1,5 +1,5 @@
 // The drover dashboard (docs/dashboard.md): a page per thing — jobs, a job, a task, pools — drawn from the
-// server's /api/v1/ui routes, redrawn when the server's event stream says something changed. Everything a user
+// server's /v1/ui routes, redrawn when the server's event stream says something changed. Everything a user
 // wrote (commands, tags, params, logs) goes into the page as text, never as markup.
 import uPlot from 'uplot';
 import type {
@@ -9,21 +9,10 @@ import type {
   TaskPageRow,
   Timeline,
 } from '../src/ledger/dashboard.js';
+import { isFailedState, STATES, type State } from '../src/protocol/states.js';
 
-type State = TaskPageRow['state'];
-const STATES: State[] = [
-  'pending',
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'killed',
-  'timeout',
-  'cancelled',
-  'lost',
-  'error',
-];
-const BAD: State[] = ['failed', 'killed', 'timeout', 'lost', 'error'];
+// The states, and which count as a bad end, are drover's own (the module has no Node in it).
+const BAD: State[] = STATES.filter(isFailedState);
 const COLOURS: Record<string, string> = {
   pending: '#b0b7bf',
   queued: '#8aa4c8',
@@ -104,6 +93,8 @@ function fmtValue(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
+/** A table head of plain column names. */
+const headOf = (names: string[]) => h('thead', {}, h('tr', {}, ...names.map((c) => h('th', {}, c))));
 const stateBadge = (s: string) => h('span', { class: `state ${s}`, 'data-state': s }, s);
 
 function stateBar(counts: Record<string, number>, total: number): HTMLElement {
@@ -302,17 +293,7 @@ function jobsView(): void {
         : h(
             'table',
             { 'data-testid': 'jobs' },
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ...['job', 'tasks', 'states', 'done', 'counts', 'launches', 'last activity'].map((c) =>
-                  h('th', {}, c),
-                ),
-              ),
-            ),
+            headOf(['job', 'tasks', 'states', 'done', 'counts', 'launches', 'last activity']),
             h('tbody', {}, ...rows),
           ),
     );
@@ -522,17 +503,7 @@ function jobView(name: string): void {
       h(
         'table',
         { 'data-testid': 'launches' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ...['launch', 'backend', 'tasks', 'states', 'created', 'first start', 'last end', ''].map((c) =>
-              h('th', {}, c),
-            ),
-          ),
-        ),
+        headOf(['launch', 'backend', 'tasks', 'states', 'created', 'first start', 'last end', '']),
         h(
           'tbody',
           {},
@@ -826,17 +797,7 @@ function taskView(job: string, id: number): void {
       h(
         'table',
         { 'data-testid': 'attempts' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ...['attempt', 'launch', 'backend', 'state', 'exit', 'started', 'duration', 'host', 'reason'].map(
-              (c) => h('th', {}, c),
-            ),
-          ),
-        ),
+        headOf(['attempt', 'launch', 'backend', 'state', 'exit', 'started', 'duration', 'host', 'reason']),
         h(
           'tbody',
           {},
@@ -938,17 +899,7 @@ function poolsView(): void {
           h(
             'table',
             { 'data-testid': 'workers' },
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ...['worker', 'host', 'pid', 'state', 'slots', 'busy', 'seen', 'reason'].map((c) =>
-                  h('th', {}, c),
-                ),
-              ),
-            ),
+            headOf(['worker', 'host', 'pid', 'state', 'slots', 'busy', 'seen', 'reason']),
             h(
               'tbody',
               {},
