@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { LiveHub } from '../../src/controller/dashboard/live.js';
+import { LiveHub, MAX_STREAMS } from '../../src/controller/dashboard/live.js';
 import { makeJob, tempLedger } from '../helpers/ledger.js';
 import { waitFor } from '../helpers/workspace.js';
 
@@ -44,4 +44,38 @@ test('live hub: ready, then a change within a second; no timer once the last str
   assert.ok(Date.now() - changed < 1000, `the change arrived in ${Date.now() - changed} ms`);
   req.destroy();
   await waitFor('the hub to let go', () => hub.size === 0 && !hub.ticking, 5000, 20);
+});
+
+test('live hub: streams past the limit get a 429, and the hub lets go of every one it took', {
+  timeout: 60_000,
+}, async (t) => {
+  const ledger = tempLedger(t);
+  const job = makeJob(ledger, 'j', 1);
+  const hub = new LiveHub(ledger, (err) => {
+    throw err;
+  });
+  const server = http.createServer((_req, res) => hub.add(res, job.id));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    hub.close();
+    server.close();
+  });
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const open = () =>
+    new Promise<{ req: http.ClientRequest; status: number }>((resolve) => {
+      const req = http.get(url, { agent });
+      req.once('response', (res) => {
+        res.resume();
+        resolve({ req, status: res.statusCode ?? 0 });
+      });
+    });
+  const streams = [];
+  for (let i = 0; i < MAX_STREAMS; i++) streams.push(await open());
+  assert.ok(streams.every((s) => s.status === 200));
+  const over = await open();
+  assert.equal(over.status, 429);
+  assert.equal(hub.size, MAX_STREAMS);
+  for (const s of [...streams, over]) s.req.destroy();
+  await waitFor('the hub to let go', () => hub.size === 0 && !hub.ticking, 10_000, 20);
 });

@@ -16,6 +16,8 @@ const TICK_MS = 250;
 const REFRESH_MS = 750;
 /** A comment line this often keeps proxies and tunnels from closing a quiet stream. */
 const PING_MS = 15_000;
+/** Streams open at once, at most: a page has one, so this is many browsers; more is a client gone wrong. */
+export const MAX_STREAMS = 200;
 
 interface Watcher {
   out: ServerResponse;
@@ -45,8 +47,17 @@ export class LiveHub {
     return this.timer !== undefined;
   }
 
-  /** Serve an event stream on `out` until the client goes. */
+  /** Serve an event stream on `out` until the client goes (or a 429 when MAX_STREAMS are open). */
   add(out: ServerResponse, jobId: number | undefined): void {
+    if (this.watchers.size >= MAX_STREAMS) {
+      out.writeHead(429, { 'content-type': 'application/json', 'retry-after': '5' });
+      out.end(
+        JSON.stringify({
+          error: { code: 'busy', message: `${MAX_STREAMS} live streams are open already: close some pages` },
+        }),
+      );
+      return;
+    }
     out.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
