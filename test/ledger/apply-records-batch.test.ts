@@ -277,6 +277,17 @@ test('many attempts at once make exactly what applying the records one by one ma
             referenceApply(ref, world[1]!.l, records),
             'replay',
           );
+          // Late attempts of the first launch, new to the ledger, of tasks whose newest launch is the rerun:
+          // they move in the first launch only.
+          const late = Array.from({ length: n }, (_, i) => [
+            startRec(i + 1, 20, 2_100_000_000 + i),
+            { ...failedEnd(i + 1, 20), at: 2_100_000_000 + i + 0.5 },
+          ]).flat();
+          assert.deepEqual(
+            applyRecords(fast, world[0]!.l, late),
+            referenceApply(ref, world[1]!.l, late),
+            'late records of the first launch',
+          );
         }
         assert.deepEqual(dump(fast, world[0]!.job.id), dump(ref, world[1]!.job.id));
       },
