@@ -21,7 +21,7 @@ import { jobLaunches } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { goneWorkers, liveWorkerRows } from '../../ledger/pool-workers.js';
 import { listPoolRows } from '../../ledger/pools.js';
-import { jobCounts, launchCounts } from '../../ledger/queries.js';
+import { jobCounts, launchCounts, launchTimes } from '../../ledger/queries.js';
 import { API_PREFIX } from '../../protocol/messages.js';
 import { STATES, type State } from '../../protocol/states.js';
 import { validateJobname } from '../../sweep/index.js';
@@ -206,10 +206,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
       counts: jobCounts(ledger, job.id),
       params: paramNames(ledger, job.id),
       launches: jobLaunches(ledger, job.id).map((l) => {
-        const times = ledger.stmt('SELECT first_start, last_end FROM launches WHERE id = ?').get(l.id) as {
-          first_start: number | null;
-          last_end: number | null;
-        };
+        const { first_start, last_end } = launchTimes(ledger, l.id);
         return {
           id: l.id,
           backend: l.backend,
@@ -218,7 +215,8 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
           created_at: l.created_at,
           open: l.open === 1,
           counts: launchCounts(ledger, l.id),
-          ...times,
+          first_start,
+          last_end,
         };
       }),
       timeline: jobTimeline(ledger, job.id, now),
