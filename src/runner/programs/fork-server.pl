@@ -52,7 +52,7 @@ sub reap {
     next unless defined $id;
     delete $pid_of{$id};
     push @free, delete $slot_of{$pid};
-    $reports .= sprintf("E\t%s\t%d\t%.3f\n", $id, $?, Time::HiRes::time());
+    $reports .= sprintf("E\t%s\t%d\t%.3f\n", $id, $?, POSIX::ceil(Time::HiRes::time() * 1000) / 1000);
   }
 }
 sub launch {
@@ -63,6 +63,8 @@ sub launch {
     my @argv = splice(@f, 0, $nargs);
     my $nenv = shift @f;
     my @env = splice(@f, 0, $nenv);
+    # Stamped before the fork and rounded down (its end after the reap, rounded up): never a duration too short.
+    my $started = POSIX::floor(Time::HiRes::time() * 1000) / 1000;
     my $pid = fork();
     if (!defined $pid) { push @free, $slot; $reports .= "S\t$id\t0\t$slot\nE\t$id\t" . (126 << 8) . "\n"; next; }
     if ($pid == 0) {
@@ -82,7 +84,7 @@ sub launch {
     $task_of{$pid} = $id;
     $slot_of{$pid} = $slot;
     $pid_of{$id} = $pid;
-    $reports .= sprintf("S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, Time::HiRes::time());
+    $reports .= sprintf("S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, $started);
   }
 }
 sub handle {

@@ -14,6 +14,7 @@
 # the element runner): the runner passes both from its own bundle, so nothing is read from disk.
 import collections
 import errno
+import math
 import os
 import signal
 import sys
@@ -90,6 +91,9 @@ def start(slot, f):
     env = dict(base)
     env.update(slot_env[slot])
     env.update(pairs(f[6 + nargs:6 + nargs + nenv]))
+    # Stamped before the spawn and rounded down (its end after the reap, rounded up): the record never says a task
+    # ran for less time than it did.
+    started = math.floor(time.time() * 1000) / 1000
     try:
         ofd = os.open(o, common.LOG_FLAGS, 0o666)
     except OSError:
@@ -116,7 +120,7 @@ def start(slot, f):
     task_of[pid] = id
     slot_of[pid] = slot
     pid_of[id] = pid
-    out.append('S\t%s\t%d\t%s\t%.3f\n' % (id, pid, slot, time.time()))
+    out.append('S\t%s\t%d\t%s\t%.3f\n' % (id, pid, slot, started))
 
 def launch():
     while free and queue:
@@ -195,7 +199,7 @@ def reap():
             continue
         del pid_of[id]
         free.append(slot_of.pop(pid))
-        out.append('E\t%s\t%d\t%.3f\n' % (id, status, time.time()))
+        out.append('E\t%s\t%d\t%.3f\n' % (id, status, math.ceil(time.time() * 1000) / 1000))
 
 def flush(now):
     global eof, last_flush
