@@ -78,6 +78,9 @@ function prelaunch(words: string[]): void {
     spec.commandsFile !== undefined
       ? commandsOfText(readCommandsFile(spec.commandsFile), shownFile(spec.commandsFile))
       : undefined;
+  // A sweep too big for a job is refused before anything is opened or written (counted, not made); with
+  // +append it is counted again after the job's ids once the jobfile is read.
+  if (!fromFile) planSweep(spec);
   for (const name of unknownTagArgs(spec))
     note(`drover: warning: +tag-args ${name} is not one of the +arg names`);
   const ws = openWorkspace();

@@ -131,7 +131,7 @@ export interface EntryBatch {
 /** Entries a sync gathers before it writes them. */
 const SYNC_BATCH = 4096;
 /** Rows per INSERT statement: 4 values each, well under SQLite's 32,766 bound parameters. */
-const ROWS_PER_INSERT = 256;
+const ROWS_PER_INSERT = 1024;
 
 /**
  * syncJobTasks a batch at a time, for a job of any size (a prelaunch streams its sweep's tasks here): `add` the
@@ -145,6 +145,8 @@ export class JobSync {
   private readonly created: boolean;
   /** True when the job had no tasks: the entries are inserted as its tasks at once. */
   private readonly direct: boolean;
+  /** True when the job has attempts: new task ids must continue their attempt numbers. */
+  private readonly hasAttempts: boolean;
   private count = 0;
   private max = 0;
 
@@ -164,6 +166,8 @@ export class JobSync {
     this.job = job;
     this.direct =
       this.created || ledger.stmt('SELECT 1 FROM tasks WHERE job_id = ? LIMIT 1').get(job.id) === undefined;
+    this.hasAttempts =
+      ledger.stmt('SELECT 1 FROM attempts WHERE job_id = ? LIMIT 1').get(job.id) !== undefined;
     if (!this.direct) {
       ledger.db.exec(
         `CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL,
@@ -176,16 +180,17 @@ export class JobSync {
   /** Add some entries. */
   add(batch: EntryBatch): void {
     const n = batch.ids.length;
-    const head = this.direct ? [this.job.id, this.job.generation + 1, this.job.id] : [];
+    const { id, generation } = this.job;
+    const head = !this.direct ? [] : this.hasAttempts ? [id, generation + 1, id] : [id, generation + 1];
     const values: unknown[] = [];
     for (let start = 0; start < n; start += ROWS_PER_INSERT) {
       const rows = Math.min(ROWS_PER_INSERT, n - start);
       values.length = 0;
       values.push(...head);
       for (let i = start; i < start + rows; i++) {
-        const id = batch.ids[i]!;
-        values.push(id, batch.commands[i], batch.tags[i], batch.params[i]);
-        if (id > this.max) this.max = id;
+        const task = batch.ids[i]!;
+        values.push(task, batch.commands[i], batch.tags[i], batch.params[i]);
+        if (task > this.max) this.max = task;
       }
       this.insert(rows).run(values);
     }
@@ -223,13 +228,14 @@ export class JobSync {
     const values = `VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`;
     if (!this.direct)
       return this.ledger.stmt(`INSERT INTO temp.sync_entries (id, command, tag, params) ${values}`);
-    // Bound first: the job, the new tasks' revision, the job again. A new id continues the attempt numbers of
-    // any earlier task with that id, so its history stays intact.
+    // Bound first: the job, the new tasks' revision (and the job again). A new id continues the attempt numbers of
+    // any earlier task with that id, so its history stays intact; a job without attempts has none to continue.
+    const attempts = this.hasAttempts
+      ? 'coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)'
+      : '0';
     return this.ledger.stmt(
       `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
-       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?,
-         coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)
-       FROM (${values}) e`,
+       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?, ${attempts} FROM (${values}) e`,
     );
   }
 }
