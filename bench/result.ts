@@ -8,13 +8,18 @@ export interface Side {
   /** CPU time (user + system, whole process tree) of each sample, ms, when measured. */
   cpu_samples?: number[];
   cpu_median?: number;
-  /** What the samples measure when not milliseconds (e.g. `MB`). */
-  unit?: 'MB';
+  /** What the samples measure when not milliseconds: megabytes, or a count of files. */
+  unit?: Unit;
 }
+
+/** Units of a side's samples other than milliseconds. */
+export type Unit = 'MB' | 'files';
 
 /** A side's median for people, in its unit. */
 export function fmtMedian(s: Side): string {
-  return s.unit === 'MB' ? `${s.median.toFixed(1)} MB` : fmtMs(s.median);
+  if (s.unit === 'MB') return `${s.median.toFixed(1)} MB`;
+  if (s.unit === 'files') return `${Math.round(s.median)} files`;
+  return fmtMs(s.median);
 }
 
 /**
@@ -49,7 +54,7 @@ export interface Result {
 }
 
 /** A side from its samples. */
-export function side(label: string, samples: number[], cpu?: number[], unit?: 'MB'): Side {
+export function side(label: string, samples: number[], cpu?: number[], unit?: Unit): Side {
   const s: Side = { label, samples, median: median(samples), ...(unit ? { unit } : {}) };
   if (cpu && cpu.length > 0 && cpu.every(Number.isFinite)) {
     s.cpu_samples = cpu;

@@ -28,6 +28,8 @@ const USAGE = `usage: node dist/bench/run.js [local|slurm|gridengine|pool|all] [
   pool                   a drover server with a local pool: submission latency, dispatch, memory, list, scale
   all                    every mode
   --repeat N             repetitions of launch and prelaunch (default 5); version and status run 6×N
+                         (DROVER_BENCH_LAUNCH_TASKS=N, or DROVER_BENCH_LAUNCH_100K=1: spawn-limit also takes an N-task
+                         job through prelaunch, launch, status, list --json and logs, with peak memory; minutes)
   --only NAMES           comma-separated subset of: ${LOCAL_BENCHMARKS.join(', ')}
   --out FILE             where to write the JSON results (default: <tmp>/drover-bench/latest.json)
   --real-status-launch   fill the 100,000-task ledger with a real launch (minutes) instead of runner records
@@ -164,7 +166,12 @@ function main(): number {
       for (const n of r.notes) process.stdout.write(`    note: ${n}\n`);
     };
     if (mode === 'pool') {
-      const pool = runPool({ repeat: args.repeatGiven ? args.repeat : 3 }, report);
+      // DROVER_BENCH_POOL_STEPS=scale,memory: only those steps of the pool mode.
+      const steps = process.env.DROVER_BENCH_POOL_STEPS?.split(',').filter(Boolean);
+      const pool = runPool(
+        { repeat: args.repeatGiven ? args.repeat : 3, ...(steps ? { only: steps } : {}) },
+        report,
+      );
       results.push(...pool);
       continue;
     }

@@ -3,7 +3,7 @@
 //
 // drover's programs in other languages (src/runner/programs/: the Python, Perl, bash and Node runners and process
 // starters) go into the bundle as text: src/runner/program-files.ts, which reads them from beside itself, is
-// replaced by a module importing each with esbuild's text loader. The modules tsc compiled to dist/src (what the
+// replaced by a module holding each one's text (embedTexts). The modules tsc compiled to dist/src (what the
 // tests import) read them from dist/src/runner/programs/, which this script copies.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,32 +17,56 @@ const programs = fs
   .map((e) => e.name)
   .sort();
 
-const embedPrograms = {
+/**
+ * An esbuild plugin that replaces the module `./<stem>.js` (a reader of files beside itself) with one holding
+ * the files' texts: `export function <reader>(name)` returns a file's text, or throws naming what is missing.
+ */
+function embedTexts({ name, stem, reader, what, texts, extra = '' }) {
+  return {
+    name,
+    setup(b) {
+      b.onResolve({ filter: new RegExp(`^\\./${stem}\\.js$`) }, (args) => ({
+        path: path.join(args.resolveDir, `${stem}.ts`),
+        namespace: name,
+      }));
+      b.onLoad({ filter: /.*/, namespace: name }, () => ({
+        contents: [
+          extra,
+          `const texts = ${JSON.stringify(texts())};`,
+          `export function ${reader}(name) {`,
+          '  const text = texts[name];',
+          `  if (text === undefined) throw new Error("drover's bundle has no ${what} " + name);`,
+          '  return text;',
+          '}',
+        ].join('\n'),
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+const readAll = (dir, names) =>
+  Object.fromEntries(names.map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
+
+const embedPrograms = embedTexts({
   name: 'drover-programs',
-  setup(b) {
-    b.onResolve({ filter: /^\.\/program-files\.js$/ }, (args) => ({
-      path: path.join(args.resolveDir, 'program-files.ts'),
-      namespace: 'drover-programs',
-    }));
-    b.onLoad({ filter: /.*/, namespace: 'drover-programs' }, () => ({
-      contents: [
-        ...programs.map((name, i) => `import p${i} from ${JSON.stringify(`./programs/${name}`)};`),
-        `const texts = { ${programs.map((name, i) => `${JSON.stringify(name)}: p${i}`).join(', ')} };`,
-        'export function readProgram(name) {',
-        '  const text = texts[name];',
-        '  if (text === undefined) throw new Error("drover\'s bundle has no program " + name);',
-        '  return text;',
-        '}',
-      ].join('\n'),
-      resolveDir: path.dirname(programsDir),
-      loader: 'js',
-    }));
-    b.onLoad({ filter: /[\\/]src[\\/]runner[\\/]programs[\\/][^\\/]+$/ }, (args) => ({
-      contents: fs.readFileSync(args.path, 'utf8'),
-      loader: 'text',
-    }));
-  },
-};
+  stem: 'program-files',
+  reader: 'readProgram',
+  what: 'program',
+  texts: () => readAll(programsDir, programs),
+});
+
+// The dashboard (web/, built to dist/web/ by scripts/web.mjs before this) goes in as text the same way:
+// src/controller/dashboard/web-files.ts becomes a module holding its files.
+const webFiles = ['index.html', 'app.js', 'app.css'];
+const embedWeb = embedTexts({
+  name: 'drover-web',
+  stem: 'web-files',
+  reader: 'readWebFile',
+  what: 'dashboard file',
+  texts: () => readAll(path.resolve('dist/web'), webFiles),
+  extra: `export const WEB_FILES = ${JSON.stringify(webFiles)};`,
+});
 
 // The chunks' names carry a hash of their content: drop the last build's, or they pile up.
 fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
@@ -59,7 +83,7 @@ await build({
   target: 'node20',
   format: 'esm',
   external: ['better-sqlite3'],
-  plugins: [embedPrograms],
+  plugins: [embedPrograms, embedWeb],
   banner: {
     js: "import { createRequire as __droverRequire } from 'node:module'; const require = __droverRequire(import.meta.url);",
   },

@@ -1,14 +1,25 @@
 import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
+import { benchDashboard } from './dashboard.js';
 import { benchLaunch } from './launch.js';
 import { benchList } from './list.js';
 import { benchListJson } from './list-json.js';
 import { benchPrelaunch } from './prelaunch.js';
+import { benchSpawnLimit } from './spawn-limit.js';
 import { benchStatus } from './status.js';
 import { benchVersion } from './version.js';
 
 /** The benchmarks of local mode, in the order they run (names for `--only`). */
-export const LOCAL_BENCHMARKS = ['launch', 'version', 'status', 'prelaunch', 'list', 'list-json'] as const;
+export const LOCAL_BENCHMARKS = [
+  'launch',
+  'version',
+  'status',
+  'prelaunch',
+  'list',
+  'list-json',
+  'dashboard',
+  'spawn-limit',
+] as const;
 export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
 
 export interface LocalOptions {
@@ -33,6 +44,11 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
     prelaunch: { title: 'prelaunch 100,000 and 1,000,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
     list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },
     'list-json': { title: 'drover list --json on 100,000 tasks', fn: () => benchListJson(opts.repeat) },
+    dashboard: { title: 'dashboard page of 100,000 tasks', fn: () => benchDashboard(opts.repeat) },
+    'spawn-limit': {
+      title: 'launch 10,000 × /bin/true vs a C spawn loop',
+      fn: () => benchSpawnLimit(opts.repeat),
+    },
   };
   for (const name of LOCAL_BENCHMARKS) {
     if (!opts.only.has(name)) continue;

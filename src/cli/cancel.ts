@@ -1,13 +1,12 @@
 import readline from 'node:readline/promises';
 import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
-import { backendFor } from '../backends/registry.js';
 import { usageError } from '../errors.js';
+import { applyCancel, cancelPlan } from '../launch/cancel.js';
 import { loadJob } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { activeTaskIds } from '../ledger/launches.js';
-import { activeLaunchesOf } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
 import { condenseIds, parseBlocks, parseTasklist } from '../tasklist/tasklist.js';
 import { SECONDS } from '../util/limits.js';
@@ -52,18 +51,7 @@ async function cancel(jobname: string, opts: CancelOptions, argv: readonly strin
   const wanted =
     opts.tasklist !== undefined ? new Set(parseTasklist(opts.tasklist, job.max_task, job.name)) : undefined;
   refresh(ws.ledger, job.id);
-  const plan = activeLaunchesOf(ws.ledger, job.id).map((launch) => {
-    const active = (
-      ws.ledger
-        .stmt(
-          "SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running') ORDER BY task_id",
-        )
-        .all(launch.id) as { task_id: number }[]
-    )
-      .map((r) => r.task_id)
-      .filter((id) => !wanted || wanted.has(id));
-    return { launch, ids: active };
-  });
+  const plan = cancelPlan(ws.ledger, job.id, wanted);
   const ids = plan.flatMap((p) => p.ids);
   if (ids.length === 0) {
     if (opts.json) printJson({ jobname, cancelled: [] });
@@ -87,11 +75,7 @@ async function cancel(jobname: string, opts: CancelOptions, argv: readonly strin
     }
   }
   recordHistory(ws.ledger, { kind: 'cancel', jobname, argv });
-  for (const p of plan) {
-    if (p.ids.length === 0) continue;
-    const all = wanted === undefined;
-    ws.ledger.write(() => backendFor(p.launch.backend).cancel(ws.ledger, p.launch, all ? 'all' : p.ids));
-  }
+  applyCancel(ws.ledger, plan, wanted === undefined);
   const deadline = Date.now() + opts.wait * 1000;
   const target = new Set(ids);
   let left = ids.length;

@@ -57,6 +57,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   ],
   'server token list': ['drover server token list --json'],
   'server token revoke': ['drover server token revoke 3'],
+  ui: ['drover ui', 'drover ui --port 8080'],
   pool: ['drover pool create cpu --workers 4', 'drover pool status', 'drover pool down cpu'],
   'pool create': [
     'drover pool create cpu --workers 4 --cpus 2',

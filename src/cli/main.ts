@@ -16,6 +16,7 @@ import { registerRunner } from './runner.js';
 import { self } from './self.js';
 import { registerServer } from './server.js';
 import { registerStatus } from './status.js';
+import { registerUi } from './ui.js';
 import { registerWatch } from './watch.js';
 import { registerWorker } from './worker.js';
 
@@ -46,6 +47,7 @@ export function buildProgram(version: string): Command {
   registerConfig(program);
   registerRunner(program);
   registerServer(program);
+  registerUi(program);
   registerPool(program);
   registerWorker(program);
   registerCompletion(program);

@@ -161,6 +161,9 @@ async function runServer(opts: StartOptions): Promise<void> {
     );
   }
   if (running.createdToken) note(`drover server: created a user token in ${files.token} (mode 0600)`);
+  note(
+    `drover server: dashboard at ${running.url}/ — open ${running.loginUrl} (works once, for 15 minutes) or log in with a user token`,
+  );
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (sig: NodeJS.Signals) => {

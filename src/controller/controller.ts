@@ -6,7 +6,7 @@ import { hasWork, takeAnswer } from './poll-answer.js';
 import type { Clock, Log, Signals } from './ports.js';
 import { loadState } from './restart.js';
 import { ledgerStore } from './store.js';
-import { applyReport, type Registered, registerWorker } from './worker-events.js';
+import { applyReports, type Registered, type Report, registerWorker } from './worker-events.js';
 
 export type { Log };
 
@@ -39,6 +39,8 @@ export class Controller {
   private tick: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Reports waiting to be applied together (see report). */
+  private reports: (Report & { resolve(a: { seq: number }): void; reject(err: Error): void })[] = [];
 
   constructor(
     readonly ledger: Ledger,
@@ -171,8 +173,24 @@ export class Controller {
   }
 
   /** Apply a worker's report: batches after the last applied sequence number, in one transaction. */
-  report(w: LiveWorker, batches: ReportBatch[]): { seq: number } {
-    return applyReport(this.core, w, batches);
+  report(w: LiveWorker, batches: ReportBatch[]): Promise<{ seq: number }> {
+    // Reports whose bodies were read in the same turn of the event loop are applied together, in one
+    // transaction (see applyReports), just after it.
+    return new Promise((resolve, reject) => {
+      this.reports.push({ w, batches, resolve, reject });
+      if (this.reports.length === 1) setImmediate(() => this.applyWaitingReports());
+    });
+  }
+
+  private applyWaitingReports(): void {
+    const waiting = this.reports;
+    this.reports = [];
+    const answers = applyReports(this.core, waiting);
+    waiting.forEach((r, i) => {
+      const a = answers[i]!;
+      if (a instanceof Error) r.reject(a);
+      else r.resolve(a);
+    });
   }
 
   /** A worker asks for work; the answer comes when there is some (or after `waitMs`). */

@@ -3,9 +3,10 @@ import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BodyGate, drainBody, hasBody, reclaim } from './body-limits.js';
+import { SESSION_COOKIE, type Sessions } from './dashboard/sessions.js';
 import { HttpError } from './http-error.js';
 import type { LiveWorker } from './live.js';
-import { type TokenRow, verifyToken } from './tokens.js';
+import { type TokenRow, tokenById, verifyToken } from './tokens.js';
 import { describeSchemaError, type SchemaError } from './validation-message.js';
 
 /** Who may call a route. */
@@ -14,6 +15,8 @@ export type Audience = 'user' | 'worker';
 declare module 'fastify' {
   interface FastifyContextConfig {
     audience?: Audience;
+    /** Answered without a token: the dashboard's page and its scripts (which hold no data), the login. */
+    public?: boolean;
   }
   interface FastifyRequest {
     token?: TokenRow;
@@ -31,6 +34,45 @@ export interface AppState {
   ledger: Ledger | undefined;
   /** False until the controller has loaded its state: requests get 503 until then. */
   ready: boolean;
+  /** The dashboard's logins: a request may bring a session cookie instead of a bearer token. */
+  sessions?: Sessions;
+}
+
+/** Methods that change nothing: a request by cookie with any other must also say it comes from the dashboard. */
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+/** The header the dashboard's script sends with every change (a form on another site cannot send it). */
+export const DASHBOARD_HEADER = 'x-drover-dashboard';
+
+/** The user a session cookie stands for, or undefined (no cookie, unknown, expired, or its token revoked). */
+function sessionToken(
+  state: AppState,
+  ledger: Ledger,
+  req: FastifyRequest,
+  parse: (s: string) => Record<string, string | undefined>,
+): TokenRow | undefined {
+  const header = req.headers.cookie;
+  if (!state.sessions || header === undefined) return undefined;
+  const id = parse(header)[SESSION_COOKIE];
+  const session = state.sessions.get(id);
+  if (!session) return undefined;
+  if (session.tokenId === null) {
+    return {
+      id: 'session',
+      hash: '',
+      kind: 'user',
+      pool: null,
+      name: 'dashboard one-time login',
+      created_at: 0,
+      revoked_at: null,
+    };
+  }
+  const row = tokenById(ledger, session.tokenId);
+  if (row?.kind !== 'user') {
+    state.sessions.close(id);
+    return undefined;
+  }
+  return row;
 }
 
 /** Bodies read and parsed at once (see BodyGate). */
@@ -81,18 +123,41 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     },
   });
   const gate = new BodyGate(BODY_SLOTS);
+  // The dashboard's session cookie (sessionToken reads it; the plugin's hooks parse and set cookies).
+  const { default: cookie } = await import('@fastify/cookie');
+  await app.register(cookie);
 
   app.addHook('onRequest', async (req) => {
     const ledger = state.ledger;
     if (!state.ready || !ledger) {
       throw new HttpError(503, 'starting', 'the drover server is starting: try again in a moment');
     }
+    if (req.routeOptions.config.public) return;
     const auth = req.headers.authorization;
-    if (!auth?.startsWith('Bearer ')) {
-      throw new HttpError(401, 'unauthorized', 'this server needs a token: Authorization: Bearer <token>');
+    let token: TokenRow | undefined;
+    if (auth === undefined && state.sessions) {
+      token = sessionToken(state, ledger, req, (s) => app.parseCookie(s));
+      if (!token) {
+        throw new HttpError(
+          401,
+          'unauthorized',
+          'log in to the dashboard first (a session cookie), or send Authorization: Bearer <token>',
+        );
+      }
+      if (!SAFE_METHODS.has(req.method) && req.headers[DASHBOARD_HEADER] !== '1') {
+        throw new HttpError(
+          403,
+          'forbidden',
+          `a change by session cookie needs the ${DASHBOARD_HEADER}: 1 header (the dashboard sends it)`,
+        );
+      }
+    } else {
+      if (!auth?.startsWith('Bearer ')) {
+        throw new HttpError(401, 'unauthorized', 'this server needs a token: Authorization: Bearer <token>');
+      }
+      token = verifyToken(ledger, auth.slice(7).trim());
+      if (!token) throw new HttpError(401, 'unauthorized', 'the token is not valid (unknown or revoked)');
     }
-    const token = verifyToken(ledger, auth.slice(7).trim());
-    if (!token) throw new HttpError(401, 'unauthorized', 'the token is not valid (unknown or revoked)');
     req.token = token;
     const audience = req.routeOptions.config.audience;
     if (audience && audience !== token.kind) {

@@ -44,7 +44,12 @@ export function urlOf(host: string, port: number): string {
 }
 
 /** Listen, or throw a usage error (exit 2) that says why in words and what to do. */
-export async function listenOrExplain(app: FastifyInstance, host: string, port: number): Promise<void> {
+export async function listenOrExplain(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  who = 'drover server',
+): Promise<void> {
   try {
     await app.listen({ host, port });
   } catch (err) {
@@ -59,6 +64,6 @@ export async function listenOrExplain(app: FastifyInstance, host: string, port: 
             ? `port ${port} needs privileges on ${host}: pick a port above 1023 with --port`
             : undefined;
     if (why === undefined) throw err;
-    throw new DroverError('usage', `drover server cannot listen on ${host}:${port}: ${why}`, { cause: err });
+    throw new DroverError('usage', `${who} cannot listen on ${host}:${port}: ${why}`, { cause: err });
   }
 }

@@ -6,6 +6,9 @@ import { userTokenCount } from '../ledger/server-tokens.js';
 import type { DroverPaths } from '../paths.js';
 import { processStartTime, shortHostname } from '../util/proc.js';
 import { Controller } from './controller.js';
+import { LiveHub } from './dashboard/live.js';
+import { dashboardRoutes } from './dashboard/routes.js';
+import { Sessions } from './dashboard/sessions.js';
 import { type AppState, makeApp } from './http.js';
 import { listenOrExplain, urlOf } from './listen.js';
 import type { PoolContext } from './pool-row.js';
@@ -40,6 +43,8 @@ export interface RunningServer {
   close(): Promise<void>;
   /** The first user token, when this start created it. */
   createdToken?: string;
+  /** The dashboard's one-time login link (works once, for 15 minutes). */
+  loginUrl: string;
 }
 
 /** A log stream that keeps what is written until the file is opened (the server writes nothing before it listens). */
@@ -66,13 +71,27 @@ class LateStream {
  */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const files = serverFiles(o.paths);
-  const state: AppState = { ledger: undefined, ready: false };
+  const sessions = new Sessions();
+  const state: AppState = { ledger: undefined, ready: false, sessions };
   const logStream = new LateStream();
   const app = await makeApp(state, { level: 'info', stream: logStream });
   // Routes read the ledger and the controller from here once they exist (no request is answered before).
   const ctx = { url: '', cwd: process.cwd(), node: o.node, bin: o.bin } as PoolContext;
   userRoutes(app, ctx, o.version);
   workerRoutes(app, ctx, o.heartbeat);
+  let live: LiveHub | undefined;
+  dashboardRoutes(app, {
+    ledger: () => ctx.ledger,
+    sessions,
+    live: () => {
+      live ??= new LiveHub(ctx.ledger, (err) => app.log.error({ err }, 'dashboard live check failed'));
+      return live;
+    },
+    readOnly: false,
+    pools: () => ctx,
+    drover: { node: o.node, bin: o.bin, cwd: process.cwd() },
+    version: o.version,
+  });
   await listenOrExplain(app, o.host, o.port);
   let lock: ServerLock | undefined;
   let ledger: Ledger | undefined;
@@ -129,9 +148,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   return {
     url,
     ...(createdToken ? { createdToken } : {}),
+    loginUrl: `${url}/login?code=${sessions.code()}`,
     close() {
       closing ??= (async () => {
         process.off('SIGUSR1', onUsr1);
+        live?.close();
         finishPendingStops();
         controller.stop();
         await app.close();

@@ -49,6 +49,12 @@ export function verifyToken(ledger: Ledger, token: string): TokenRow | undefined
   return a.length === b.length && timingSafeEqual(a, b) ? row : undefined;
 }
 
+/** The valid (not revoked) token row with this id, or undefined: what a dashboard session checks each time. */
+export function tokenById(ledger: Ledger, id: string): TokenRow | undefined {
+  const row = tokenRow(ledger, id);
+  return row && row.revoked_at === null ? row : undefined;
+}
+
 /** Every token, oldest first (no secrets: they are not stored). */
 export function listTokens(ledger: Ledger): TokenRow[] {
   return tokenRows(ledger);

@@ -1,4 +1,4 @@
-import type { AttemptRecord, RunnerRecord, StartRecord } from '../protocol/records.js';
+import type { AttemptRecord, EndRecord, RunnerRecord, StartRecord } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
 import type { Ledger } from './ledger.js';
 import type { RefusedMove } from './moves.js';
@@ -10,6 +10,7 @@ import {
   recordSkip,
   recordStart,
 } from './transitions/attempts.js';
+import { recordAttempts } from './transitions/attempts-batch.js';
 import type { Outcome } from './transitions/move.js';
 
 /**
@@ -33,6 +34,12 @@ export interface Applied {
  * common case for short tasks. A held start is applied before any other record of its task, so each task's
  * records apply in order even when some are missing (a damaged line). An end whose start was never recorded
  * still counts. The runner records of a record file (`file`) say who writes it; a report has none.
+ *
+ * The tasks whose only records in the batch are one attempt's start and end go first, all at once
+ * (`recordAttempts`, a few statements for the whole batch); the records of every other task, and of any such
+ * attempt that would not simply be recorded (a refused move, a replay), then apply one by one as above. Each
+ * record touches only its own task's rows, so this order makes the same rows; the launch's time totals are
+ * summed in the records' order all the same.
  */
 export function applyRecords(
   ledger: Ledger,
@@ -54,10 +61,24 @@ export function applyRecords(
     held.delete(task);
     note(start, recordStart(ledger, launch.job_id, launch.id, start));
   };
+  const lone = loneAttempts(records);
+  const whole = recordAttempts(ledger, launch.job_id, launch.id, lone.values());
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
   let busy = 0;
   for (const r of records) {
+    if ((r.type === 'start' || r.type === 'end') && whole.has(r.task)) {
+      // Recorded above, with its start or end.
+      if (r.type === 'start') out.started.push({ task: r.task, attempt: r.attempt, at: r.at });
+      else {
+        out.ended.push({ task: r.task, attempt: r.attempt, state: r.state, at: r.at });
+        const start = lone.get(r.task)![0];
+        first = Math.min(first, start.at);
+        last = Math.max(last, r.at);
+        busy += r.at - start.at;
+      }
+      continue;
+    }
     switch (r.type) {
       case 'runner':
         if (file !== undefined) runnerStarted(ledger, launch.id, file, r);
@@ -98,6 +119,34 @@ export function applyRecords(
   for (const start of held.values()) note(start, recordStart(ledger, launch.job_id, launch.id, start));
   if (Number.isFinite(first)) addLaunchTimes(ledger, launch.id, first, last, busy);
   return out;
+}
+
+/**
+ * The attempts of tasks whose only records in `records` are its start and then its end (the common case: each
+ * task ran once since the last batch), by task.
+ */
+function loneAttempts(records: readonly AttemptRecord[]): Map<number, [StartRecord, EndRecord]> {
+  const pairs = new Map<number, [StartRecord, EndRecord]>();
+  /** Per task: its start while it is all there is, its pair once the end followed, null for any other mix. */
+  const seen = new Map<number, StartRecord | [StartRecord, EndRecord] | null>();
+  for (const r of records) {
+    if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip') continue;
+    const before = seen.get(r.task);
+    if (before === undefined && r.type === 'start') seen.set(r.task, r);
+    else if (
+      before !== undefined &&
+      before !== null &&
+      !Array.isArray(before) &&
+      r.type === 'end' &&
+      r.attempt === before.attempt
+    ) {
+      seen.set(r.task, [before, r]);
+    } else seen.set(r.task, null);
+  }
+  for (const [task, v] of seen) {
+    if (Array.isArray(v)) pairs.set(task, v);
+  }
+  return pairs;
 }
 
 /** A runner record: who writes `file` (its host, pid and the pid's start time tell when it is gone). */

@@ -86,14 +86,45 @@ export class Ledger {
     return new Ledger(db, paths, false, because);
   }
 
-  /** A prepared statement, compiled once per ledger. */
+  /**
+   * A prepared statement, compiled once per ledger and shared by every caller with the same SQL text. It comes in
+   * its default mode (rows as objects) whatever an earlier caller chained onto it: a `.pluck()` or `.raw()` of one
+   * caller must never reach another that shares the text (a cancel once read task ids as undefined that way).
+   */
   stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
+      this.watchModes(s);
       this.cache.set(sql, s);
+    } else {
+      this.modeResets.get(s)?.();
     }
     return s;
+  }
+
+  /** Statements whose mode a caller changed, and how to put each back to the default. */
+  private readonly modeResets = new Map<Database.Statement, () => void>();
+
+  /** Note when a caller turns pluck or raw mode on, so the next stmt() of its text turns it off again. */
+  private watchModes(s: Database.Statement): void {
+    const pluck = s.pluck.bind(s);
+    const raw = s.raw.bind(s);
+    const reset = () => {
+      pluck(false);
+      raw(false);
+      this.modeResets.delete(s);
+    };
+    s.pluck = (on = true) => {
+      pluck(on);
+      if (on) this.modeResets.set(s, reset);
+      return s;
+    };
+    s.raw = (on = true) => {
+      raw(on);
+      if (on) this.modeResets.set(s, reset);
+      return s;
+    };
   }
 
   /** Run `fn` in one write transaction (BEGIN IMMEDIATE: writers queue up instead of failing). */

@@ -51,6 +51,15 @@ export function sourcesOf(to: State): State[] {
   return STATES.filter((from) => isLegalMove(from, to));
 }
 
+/**
+ * SQL that is true when a task's state within a launch, in column `from`, may go to `to`: the table above as a
+ * condition, for transitions that check many tasks in one statement.
+ */
+export function legalFromSql(from: string, to: State): string {
+  const never = STATES.filter((f) => !isLegalMove(f, to)).map((f) => `'${f}'`);
+  return never.length > 0 ? `${from} NOT IN (${never.join(', ')})` : '1';
+}
+
 /** A move a transition was asked to make and did not, because the table above does not allow it. */
 export interface RefusedMove {
   launch: number;

@@ -116,7 +116,10 @@ export function* taskJsonChunks(
     .raw(true);
   let after = 0;
   for (;;) {
-    const [last, text] = stmt.get(...(withJobname ? [job.name] : []), job.id, ...w.args, after, size) as [
+    // Raw again each time: another caller of this text between chunks gets it back in the default mode.
+    const [last, text] = stmt
+      .raw(true)
+      .get(...(withJobname ? [job.name] : []), job.id, ...w.args, after, size) as [
       number | null,
       Buffer | null,
     ];
@@ -149,7 +152,7 @@ export function* taskChunks(
     .raw(true);
   let after = 0;
   for (;;) {
-    const rows = stmt.all(jobId, after, size) as RawTask[];
+    const rows = stmt.raw(true).all(jobId, after, size) as RawTask[];
     if (rows.length === 0) return;
     after = rows[rows.length - 1]![0];
     const chunk: TaskRow[] = [];
@@ -288,11 +291,11 @@ export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number
  * primary-key lookup per call (called for the tasks that fail, as they fail).
  */
 export function taskLabeler(ledger: Ledger, jobname: string): (task: number) => string {
-  const stmt = ledger.stmt(
-    'SELECT t.tag, t.params FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE j.name = ? AND t.id = ?',
-  );
+  const sql =
+    'SELECT t.tag, t.params FROM tasks t JOIN jobs j ON j.id = t.job_id WHERE j.name = ? AND t.id = ?';
   return (task) => {
-    const row = stmt.get(jobname, task) as { tag: string; params: string } | undefined;
+    // Fetched each time (a cache hit): it comes in the default mode whatever others did with it meanwhile.
+    const row = ledger.stmt(sql).get(jobname, task) as { tag: string; params: string } | undefined;
     if (!row) return '';
     const params = Object.entries(JSON.parse(row.params) as Record<string, string>);
     return params.length > 0 ? params.map(([k, v]) => `${k}=${v}`).join(' ') : row.tag;

@@ -58,7 +58,7 @@ export function* taskDetailChunks(
     .raw(true);
   let after = 0;
   for (;;) {
-    const rows = stmt.all(jobId, ...w.args, after, size) as Raw[];
+    const rows = stmt.raw(true).all(jobId, ...w.args, after, size) as Raw[];
     if (rows.length === 0) return;
     after = rows[rows.length - 1]![0];
     yield rows.map((r) => ({

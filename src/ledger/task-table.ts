@@ -89,7 +89,7 @@ export function* tableRows(
     .raw(true);
   let after = 0;
   for (;;) {
-    const rows = stmt.all(jobId, ...w.args, after, size) as TableRow[];
+    const rows = stmt.raw(true).all(jobId, ...w.args, after, size) as TableRow[];
     if (rows.length === 0) return;
     after = rows[rows.length - 1]![0];
     yield rows;

@@ -4,23 +4,24 @@
  * the table of legal moves (moves.ts): asked for a move the table does not allow, it refuses, writes nothing and
  * says so in its outcome.
  *
- * | transition                                   | where                      | move                            |
- * | -------------------------------------------- | -------------------------- | ------------------------------- |
- * | recordStart                                  | transitions/attempts.ts    | queued → running                |
- * | recordEnd, recordEndWithoutStart             | transitions/attempts.ts    | running → terminal (or queued)  |
- * | recordAttempt                                | transitions/attempts.ts    | queued → terminal (or queued)   |
- * | recordSkip                                   | transitions/attempts.ts    | queued → cancelled              |
- * | markUnfinished                               | transitions/backend.ts     | queued/running → terminal       |
- * | recordError                                  | transitions/backend.ts     | queued → error                  |
- * | restateEnd                                   | transitions/backend.ts     | killed → terminal               |
- * | expandLaunch, expandAll                      | transitions/expand.ts      | pending → queued                |
- * | assignTask, unassign, finishTask             | transitions/pool.ts        | (held / waiting / done)         |
- * | requeueForRetry                              | transitions/pool.ts        | terminal → queued               |
- * | markLost                                     | transitions/pool.ts        | running → lost                  |
- * | cancelPoolTasks                              | transitions/pool.ts        | queued → cancelled              |
- * | closePoolLaunchIfDone                        | transitions/pool.ts        | (the launch closes)             |
- * | createLaunch, deleteLaunch, closeLaunchIfDone | transitions/launch.ts     | pending → queued, and back      |
- * | syncJobTasks                                 | jobs.ts                    | any → pending (a new command)   |
+ * | transition                                    | where                         | move                           |
+ * | --------------------------------------------- | ----------------------------- | ------------------------------ |
+ * | recordStart                                   | transitions/attempts.ts       | queued → running               |
+ * | recordEnd, recordEndWithoutStart              | transitions/attempts.ts       | running → terminal (or queued) |
+ * | recordAttempt                                 | transitions/attempts.ts       | queued → terminal (or queued)  |
+ * | recordAttempts (many recordAttempt at once)   | transitions/attempts-batch.ts | queued → terminal (or queued)  |
+ * | recordSkip                                    | transitions/attempts.ts       | queued → cancelled             |
+ * | markUnfinished                                | transitions/backend.ts        | queued/running → terminal      |
+ * | recordError                                   | transitions/backend.ts        | queued → error                 |
+ * | restateEnd                                    | transitions/backend.ts        | killed → terminal              |
+ * | expandLaunch, expandAll                       | transitions/expand.ts         | pending → queued               |
+ * | assignTask, unassign, finishTask              | transitions/pool.ts           | (held / waiting / done)        |
+ * | requeueForRetry                               | transitions/pool.ts           | terminal → queued              |
+ * | markLost                                      | transitions/pool.ts           | running → lost                 |
+ * | cancelPoolTasks                               | transitions/pool.ts           | queued → cancelled             |
+ * | closePoolLaunchIfDone                         | transitions/pool.ts           | (the launch closes)            |
+ * | createLaunch, deleteLaunch, closeLaunchIfDone | transitions/launch.ts         | pending → queued, and back     |
+ * | syncJobTasks                                  | jobs.ts                       | any → pending (a new command)  |
  *
  * Records become transitions through one path, applyRecords (apply-records.ts), for record files and pool
  * reports alike.
@@ -34,6 +35,7 @@ export {
   recordStart,
   taskStateAfter,
 } from './transitions/attempts.js';
+export { recordAttempts } from './transitions/attempts-batch.js';
 export { markUnfinished, recordError, restateEnd } from './transitions/backend.js';
 export { expandAll, expandLaunch, idsAfter } from './transitions/expand.js';
 export { closeLaunchIfDone, createLaunch, deleteLaunch } from './transitions/launch.js';

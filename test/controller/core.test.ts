@@ -8,7 +8,7 @@ import { drainWorkers, stopPoolWorkers } from '../../src/controller/pool-command
 import type { Clock, Log, Signals } from '../../src/controller/ports.js';
 import { loadState } from '../../src/controller/restart.js';
 import { ledgerStore } from '../../src/controller/store.js';
-import { applyReport, registerWorker } from '../../src/controller/worker-events.js';
+import { applyReport, applyReports, registerWorker } from '../../src/controller/worker-events.js';
 import { syncJobTasks } from '../../src/ledger/jobs.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { droverPaths } from '../../src/paths.js';
@@ -400,4 +400,34 @@ test('a restart loads what the ledger says: held tasks stay held; a task of a wo
   const l = again.launches.get(id)!;
   assert.deepEqual([...l.retryWaiting.keys()], [2], "b's task waits to go out again, as the same attempt");
   assert.equal(l.inFlight, 1);
+});
+
+test('reports that arrive together are applied in one transaction; a refused one changes nothing of the others', (t) => {
+  const w = world(t);
+  const a = register(w, 1, 'a');
+  const b = register(w, 1, 'b');
+  const c = register(w, 1, 'c');
+  const id = poolLaunch(w, 3);
+  w.core.dispatch();
+  const [ta, tb, tc] = [a, b, c].map((x) => [...x.held.values()][0]!.task);
+  let commits = 0;
+  const transaction = w.core.store.transaction;
+  w.core.store.transaction = (fn) => {
+    commits++;
+    return transaction(fn);
+  };
+  const answers = applyReports(w.core, [
+    { w: a, batches: [{ seq: 1, launch: id, records: [start(ta!, 1, 10), end(ta!, 1, 11, 'succeeded')] }] },
+    // c reports b's task: refused, and nothing of it applied.
+    { w: c, batches: [{ seq: 1, launch: id, records: [start(tb!, 1, 10)] }] },
+    { w: b, batches: [{ seq: 1, launch: id, records: [start(tb!, 1, 10), end(tb!, 1, 12, 'failed')] }] },
+  ]);
+  assert.equal(commits, 1, 'one transaction for the two good reports');
+  assert.deepEqual(answers[0], { seq: 1 });
+  assert.ok(answers[1] instanceof HttpError && answers[1].status === 403, String(answers[1]));
+  assert.deepEqual(answers[2], { seq: 1 });
+  assert.equal(taskState(w, id, ta!), 'succeeded');
+  assert.equal(taskState(w, id, tb!), 'failed');
+  assert.equal(taskState(w, id, tc!), 'queued', "c's own task is untouched");
+  assert.equal(c.held.size, 1);
 });
