@@ -41,7 +41,7 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
       title: 'drover status on 100,000 tasks',
       fn: () => benchStatus(opts.repeat, opts.realStatusLaunch),
     },
-    prelaunch: { title: 'prelaunch 100,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
+    prelaunch: { title: 'prelaunch 100,000 and 1,000,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
     list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },
     'list-json': { title: 'drover list --json on 100,000 tasks', fn: () => benchListJson(opts.repeat) },
     dashboard: { title: 'dashboard page of 100,000 tasks', fn: () => benchDashboard(opts.repeat) },

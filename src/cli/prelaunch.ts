@@ -5,28 +5,32 @@ import { refresh } from '../backends/refresh.js';
 import { DroverError, usageError } from '../errors.js';
 import { jobStamp } from '../launch/load-job.js';
 import { recordHistory } from '../ledger/history.js';
-import { describeChanges, findJob, syncJobTasks } from '../ledger/jobs.js';
+import { describeChanges, findJob, type JobChanges, JobSync } from '../ledger/jobs.js';
 import { openLaunches } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import {
-  addTasks,
+  BATCH_SIZE,
+  batchesOfTasks,
   commandsOfText,
-  expandSweep,
+  emptyBatch,
+  type JobEntry,
+  JobfileWriter,
   jobfilePath,
   nextTaskId,
+  ParamsFileWriter,
   type ParamsRecord,
   paramsFileLimit,
   paramsFilePath,
   paramsOfEntries,
   parsePrelaunchArgs,
+  planSweep,
   prelaunchRequest,
   readJobfile,
   readParamsFile,
+  type SweepPlan,
   type SweepTask,
-  serializeJobfile,
-  serializeParamsFile,
+  type TaskBatch,
   unknownTagArgs,
-  writeJobfileAtomic,
 } from '../sweep/index.js';
 import { MAX_JOB_TASKS } from '../util/limits.js';
 import { EXAMPLES } from './examples.js';
@@ -74,6 +78,9 @@ function prelaunch(words: string[]): void {
     spec.commandsFile !== undefined
       ? commandsOfText(readCommandsFile(spec.commandsFile), shownFile(spec.commandsFile))
       : undefined;
+  // A sweep too big for a job is refused before anything is opened or written (counted, not made); with
+  // +append it is counted again after the job's ids once the jobfile is read.
+  if (!fromFile) planSweep(spec);
   for (const name of unknownTagArgs(spec))
     note(`drover: warning: +tag-args ${name} is not one of the +arg names`);
   const ws = openWorkspace();
@@ -90,38 +97,105 @@ function prelaunch(words: string[]): void {
   const paramsFile = paramsFilePath(jobfile);
   const undo = new JobfileUndo(jobfile);
   const undoParams = new JobfileUndo(paramsFile);
-  const { tasks, total, changes } = undo.around(() =>
+  const { fresh, total, changes } = undo.around(() =>
     undoParams.around(() =>
       ws.ledger.write(() => {
         if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
-        const existing = spec.append ? readJobfile(jobfile) : new Map();
-        const tasks = fromFile
-          ? renumber(fromFile, nextTaskId(existing), shownFile(spec.commandsFile!))
-          : expandSweep(spec, { startId: nextTaskId(existing) });
-        const entries = addTasks(existing, tasks);
+        const existing = spec.append ? readJobfile(jobfile) : new Map<number, JobEntry>();
+        const startId = nextTaskId(existing);
+        const fresh = fromFile
+          ? renumber(fromFile, startId, shownFile(spec.commandsFile!))
+          : planSweep(spec, { startId });
         const records = spec.append ? existingParams(jobfile, paramsFile) : new Map<number, ParamsRecord>();
-        for (const t of tasks) records.set(t.id, { command: t.command, params: t.params });
         fs.mkdirSync(path.dirname(jobfile), { recursive: true });
         undo.keep();
         undoParams.keep();
-        writeJobfileAtomic(paramsFile, serializeParamsFile(records));
-        writeJobfileAtomic(jobfile, serializeJobfile(entries));
-        const { changes } = syncJobTasks(
-          ws.ledger,
-          spec.jobname,
-          jobfile,
-          paramsOfEntries(entries, records),
-          jobStamp(jobfile) ?? null,
-        );
+        const changes = writeJob(ws.ledger, spec.jobname, { jobfile, paramsFile, existing, records, fresh });
         recordHistory(ws.ledger, { kind: 'prelaunch', jobname: spec.jobname, argv: process.argv.slice(2) });
-        return { tasks, total: entries.size, changes };
+        return { fresh, total: existing.size + taskCount(fresh), changes };
       }),
     ),
   );
-  if (!spec.quiet) process.stdout.write(tasks.map((t) => `${t.command}\n`).join(''));
+  if (!spec.quiet) for (const b of batchesOf(fresh)) process.stdout.write(`${b.commands.join('\n')}\n`);
   process.stdout.write(`Prelaunched ${total} jobs for ${spec.jobname}.\n`);
   const line = describeChanges(spec.jobname, changes);
   if (line !== undefined) note(`drover: ${line}`);
+}
+
+/** What a prelaunch writes: the job's files, the tasks it keeps (+append) and its new ones. */
+interface JobWrite {
+  jobfile: string;
+  paramsFile: string;
+  /** The jobfile's entries before (+append), in its order. */
+  existing: ReadonlyMap<number, JobEntry>;
+  /** The params file's records before (+append). */
+  records: ReadonlyMap<number, ParamsRecord>;
+  /** The new tasks: a planned sweep, or a commands file's. */
+  fresh: SweepPlan | SweepTask[];
+}
+
+/** The new tasks, a batch at a time. */
+function batchesOf(fresh: SweepPlan | SweepTask[]): Iterable<TaskBatch> {
+  return Array.isArray(fresh) ? batchesOfTasks(fresh) : fresh.batches();
+}
+
+function taskCount(fresh: SweepPlan | SweepTask[]): number {
+  return Array.isArray(fresh) ? fresh.length : fresh.count;
+}
+
+/**
+ * Write the job's params file and jobfile (each replaced atomically, params first) and sync the ledger's tasks,
+ * streaming the new tasks through all three a batch at a time: a sweep of a million tasks takes the memory of
+ * one batch. Runs inside the ledger's write transaction; a failure before the files are renamed leaves both
+ * as they were.
+ */
+function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
+  const first = nextTaskId(w.existing);
+  const last = first + taskCount(w.fresh) - 1;
+  const params = new ParamsFileWriter(w.paramsFile);
+  let job: JobfileWriter | undefined;
+  try {
+    job = new JobfileWriter(w.jobfile);
+    const sync = new JobSync(ledger, jobname);
+    // The earlier records (+append), but those of the ids the new tasks take: theirs are the new tasks'.
+    for (const [id, r] of w.records)
+      if (id < first || id > last) params.add(id, r.command, JSON.stringify(r.params));
+    for (const b of existingBatches(w.existing, w.records)) {
+      job.addBatch(b);
+      sync.add(b);
+    }
+    for (const b of batchesOf(w.fresh)) {
+      params.addBatch(b);
+      job.addBatch(b);
+      sync.add(b);
+    }
+    params.commit();
+    job.commit();
+    return sync.finish(w.jobfile, jobStamp(w.jobfile) ?? null).changes;
+  } catch (err) {
+    params.abort();
+    job?.abort();
+    throw err;
+  }
+}
+
+/** The jobfile's earlier entries, in its order, each with the params recorded for its command (none otherwise). */
+function* existingBatches(
+  existing: ReadonlyMap<number, JobEntry>,
+  records: ReadonlyMap<number, ParamsRecord>,
+): Generator<TaskBatch> {
+  let batch = emptyBatch();
+  for (const [id, e] of paramsOfEntries(existing, records)) {
+    batch.ids.push(id);
+    batch.commands.push(e.command);
+    batch.tags.push(e.tag);
+    batch.params.push(e.params);
+    if (batch.ids.length === BATCH_SIZE) {
+      yield batch;
+      batch = emptyBatch();
+    }
+  }
+  if (batch.ids.length > 0) yield batch;
 }
 
 /** The largest commands file read (a million commands of 1,000 characters). */

@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { DroverError, usageError } from '../errors.js';
 import type { State } from '../protocol/states.js';
 import { condenseIds, parseTasklist } from '../tasklist/tasklist.js';
@@ -97,34 +98,146 @@ export function syncJobTasks(
   jobfileStamp: string | null,
 ): { job: JobRow; changes: JobChanges } {
   return ledger.write(() => {
+    const sync = new JobSync(ledger, name);
+    let batch = {
+      ids: [] as number[],
+      commands: [] as string[],
+      tags: [] as string[],
+      params: [] as string[],
+    };
+    for (const [id, e] of entries) {
+      batch.ids.push(id);
+      batch.commands.push(e.command);
+      batch.tags.push(e.tag);
+      batch.params.push(e.params ?? '{}');
+      if (batch.ids.length === SYNC_BATCH) {
+        sync.add(batch);
+        batch = { ids: [], commands: [], tags: [], params: [] };
+      }
+    }
+    sync.add(batch);
+    return sync.finish(jobfile, jobfileStamp);
+  });
+}
+
+/** Some entries of a sync, as parallel arrays (params as JSON text); the ids of a whole sync are distinct. */
+export interface EntryBatch {
+  ids: readonly number[];
+  commands: readonly string[];
+  tags: readonly string[];
+  params: readonly string[];
+}
+
+/** Entries a sync gathers before it writes them. */
+const SYNC_BATCH = 4096;
+/** Rows per INSERT statement: 4 values each, well under SQLite's 32,766 bound parameters. */
+const ROWS_PER_INSERT = 1024;
+
+/**
+ * syncJobTasks a batch at a time, for a job of any size (a prelaunch streams its sweep's tasks here): `add` the
+ * entries in batches, then `finish`. Must run inside one ledger.write transaction, which the caller holds from
+ * the constructor to `finish`. The entries go to the ledger in multi-row INSERTs, never one JavaScript object
+ * per task: straight into the job's tasks when it has none yet (a new job: nothing to compare with), else into
+ * temp.sync_entries, which the set-based statements of a sync then apply.
+ */
+export class JobSync {
+  private job: JobRow;
+  private readonly created: boolean;
+  /** True when the job had no tasks: the entries are inserted as its tasks at once. */
+  private readonly direct: boolean;
+  /** True when the job has attempts: new task ids must continue their attempt numbers. */
+  private readonly hasAttempts: boolean;
+  private count = 0;
+  private max = 0;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly name: string,
+  ) {
+    if (!ledger.db.inTransaction) throw new Error('JobSync runs inside a ledger.write transaction');
     let job = findJob(ledger, name);
-    const created = job === undefined;
+    this.created = job === undefined;
     if (!job) {
       ledger
         .stmt('INSERT INTO jobs (name, created_at, jobfile, generation) VALUES (?, ?, ?, 0)')
-        .run(name, Date.now() / 1000, jobfile);
+        .run(name, Date.now() / 1000, '');
       job = findJob(ledger, name)!;
     }
-    ledger.db.exec(
-      `CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL,
-         params TEXT NOT NULL)`,
-    );
-    ledger.stmt('DELETE FROM temp.sync_entries').run();
-    const put = ledger.stmt('INSERT INTO temp.sync_entries (id, command, tag, params) VALUES (?, ?, ?, ?)');
-    for (const [id, e] of entries) put.run(id, e.command, e.tag, e.params ?? '{}');
-    const changes = applyEntries(ledger, job, created);
+    this.job = job;
+    this.direct =
+      this.created || ledger.stmt('SELECT 1 FROM tasks WHERE job_id = ? LIMIT 1').get(job.id) === undefined;
+    this.hasAttempts =
+      ledger.stmt('SELECT 1 FROM attempts WHERE job_id = ? LIMIT 1').get(job.id) !== undefined;
+    if (!this.direct) {
+      ledger.db.exec(
+        `CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL,
+           params TEXT NOT NULL)`,
+      );
+      ledger.stmt('DELETE FROM temp.sync_entries').run();
+    }
+  }
+
+  /** Add some entries. */
+  add(batch: EntryBatch): void {
+    const n = batch.ids.length;
+    const { id, generation } = this.job;
+    const head = !this.direct ? [] : this.hasAttempts ? [id, generation + 1, id] : [id, generation + 1];
+    const values: unknown[] = [];
+    for (let start = 0; start < n; start += ROWS_PER_INSERT) {
+      const rows = Math.min(ROWS_PER_INSERT, n - start);
+      values.length = 0;
+      values.push(...head);
+      for (let i = start; i < start + rows; i++) {
+        const task = batch.ids[i]!;
+        values.push(task, batch.commands[i], batch.tags[i], batch.params[i]);
+        if (task > this.max) this.max = task;
+      }
+      this.insert(rows).run(values);
+    }
+    this.count += n;
+  }
+
+  /** Apply the entries and record the jobfile; what changed. */
+  finish(jobfile: string, jobfileStamp: string | null): { job: JobRow; changes: JobChanges } {
+    const { ledger, job } = this;
+    let changes: JobChanges;
+    if (this.direct) {
+      changes = {
+        created: this.created,
+        added: this.count,
+        changed: 0,
+        removed: 0,
+        retagged: 0,
+        historyAttempts: 0,
+      };
+    } else {
+      changes = applyEntries(ledger, job, this.created);
+      ledger.stmt('DELETE FROM temp.sync_entries').run();
+    }
     const generation = changes.changed + changes.added > 0 ? job.generation + 1 : job.generation;
-    const size = ledger
-      .stmt('SELECT count(*) AS n, coalesce(max(id), 0) AS max FROM temp.sync_entries')
-      .get() as { n: number; max: number };
     ledger
       .stmt(
         'UPDATE jobs SET jobfile = ?, jobfile_stamp = ?, task_count = ?, max_task = ?, generation = ? WHERE id = ?',
       )
-      .run(jobfile, jobfileStamp, size.n, size.max, generation, job.id);
-    ledger.stmt('DELETE FROM temp.sync_entries').run();
-    return { job: findJob(ledger, name)!, changes };
-  });
+      .run(jobfile, jobfileStamp, this.count, this.max, generation, job.id);
+    return { job: findJob(ledger, this.name)!, changes };
+  }
+
+  /** The INSERT of `rows` entries: into the job's tasks (new tasks get generation + 1), or into sync_entries. */
+  private insert(rows: number): Database.Statement {
+    const values = `VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`;
+    if (!this.direct)
+      return this.ledger.stmt(`INSERT INTO temp.sync_entries (id, command, tag, params) ${values}`);
+    // Bound first: the job, the new tasks' revision (and the job again). A new id continues the attempt numbers of
+    // any earlier task with that id, so its history stays intact; a job without attempts has none to continue.
+    const attempts = this.hasAttempts
+      ? 'coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)'
+      : '0';
+    return this.ledger.stmt(
+      `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
+       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?, ${attempts} FROM (${values}) e`,
+    );
+  }
 }
 
 /** The set-based statements of a sync, against temp.sync_entries; new and changed tasks get generation + 1. */

@@ -1,17 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { DroverError, isSystemError } from '../errors.js';
+import { readFileSync } from 'node:fs';
+import { DroverError } from '../errors.js';
+import { AtomicFile } from './atomic-file.js';
 import { pythonJsonString, topLevelKeys } from './python-json.js';
+import type { TaskBatch } from './task-batch.js';
 import type { JobEntry, SweepTask } from './types.js';
 
 const REWRITE = 'fix or remove it, or write a new one with drover prelaunch (without +append)';
@@ -91,35 +82,53 @@ export function addTasks(
  * that read-modify-write must hold one.
  */
 export function writeJobfileAtomic(path: string, text: string): void {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true });
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  let fd = openSync(temp, 'wx', 0o644);
-  try {
-    const bytes = Buffer.from(text, 'utf8');
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = -1;
-    renameSync(temp, path);
-  } catch (err) {
-    if (fd >= 0) closeSync(fd);
-    rmSync(temp, { force: true });
-    if (isSystemError(err)) err.path = path; // a write to the open file names no path
-    throw err;
-  }
-  syncDirectory(dir);
+  const file = new AtomicFile(path);
+  file.write(text);
+  file.commit();
 }
 
-function syncDirectory(dir: string): void {
-  let fd: number | undefined;
-  try {
-    fd = openSync(dir, 'r');
-    fsyncSync(fd);
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename itself has happened.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+/**
+ * A jobfile written as its tasks come, in onager's format byte for byte (as serializeJobfile): entries are
+ * added in order, a batch at a time, and the file replaces the old one atomically on `commit`.
+ */
+export class JobfileWriter {
+  private readonly file: AtomicFile;
+  private empty = true;
+
+  constructor(path: string) {
+    this.file = new AtomicFile(path);
+    this.file.write('{');
+  }
+
+  /** Add one entry. */
+  add(id: number, { command, tag }: JobEntry): void {
+    this.file.write(
+      `${this.empty ? '' : ', '}"${id}": [${pythonJsonString(command)}, ${pythonJsonString(tag)}]`,
+    );
+    this.empty = false;
+  }
+
+  /** Add a batch of tasks' entries. */
+  addBatch(batch: TaskBatch): void {
+    const parts: string[] = [];
+    for (let i = 0; i < batch.ids.length; i++)
+      parts.push(
+        `"${batch.ids[i]}": [${pythonJsonString(batch.commands[i]!)}, ${pythonJsonString(batch.tags[i]!)}]`,
+      );
+    if (parts.length === 0) return;
+    this.file.write((this.empty ? '' : ', ') + parts.join(', '));
+    this.empty = false;
+  }
+
+  /** Close the object and put the file in place. */
+  commit(): void {
+    this.file.write('}');
+    this.file.commit();
+  }
+
+  /** Leave the jobfile as it was. */
+  abort(): void {
+    this.file.abort();
   }
 }
 

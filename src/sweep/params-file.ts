@@ -1,5 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { AtomicFile } from './atomic-file.js';
+import type { TaskBatch } from './task-batch.js';
 import type { JobEntry } from './types.js';
 
 /**
@@ -92,6 +94,43 @@ export function serializeParamsFile(records: ReadonlyMap<number, ParamsRecord>):
   for (const [id, r] of records)
     lines.push(`"${id}": ${JSON.stringify({ command: r.command, params: r.params })}`);
   return lines.length === 0 ? '{}\n' : `{\n${lines.join(',\n')}\n}\n`;
+}
+
+/**
+ * A params file written as its tasks come, in the text serializeParamsFile gives (one task a line), replacing
+ * the old one atomically on `commit`. `params` is the JSON text of a task's values.
+ */
+export class ParamsFileWriter {
+  private readonly file: AtomicFile;
+  private empty = true;
+
+  constructor(path: string) {
+    this.file = new AtomicFile(path);
+  }
+
+  /** Add one task's record. */
+  add(id: number, command: string, params: string): void {
+    this.file.write(
+      `${this.empty ? '{\n' : ',\n'}"${id}": {"command":${JSON.stringify(command)},"params":${params}}`,
+    );
+    this.empty = false;
+  }
+
+  /** Add a batch of tasks' records. */
+  addBatch(batch: TaskBatch): void {
+    for (let i = 0; i < batch.ids.length; i++) this.add(batch.ids[i]!, batch.commands[i]!, batch.params[i]!);
+  }
+
+  /** Close the object and put the file in place. */
+  commit(): void {
+    this.file.write(this.empty ? '{}\n' : '\n}\n');
+    this.file.commit();
+  }
+
+  /** Leave the params file as it was. */
+  abort(): void {
+    this.file.abort();
+  }
 }
 
 /** The params each jobfile entry has: the recorded values when the recorded command is its command, else none. */

@@ -8,12 +8,16 @@ const SHORT_ESCAPES: Record<string, string> = {
   '\t': '\\t',
 };
 
+/** Printable ASCII other than `"` and `\`: what needs no escape at all (most commands). */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /**
  * Encode a string as Python's `json.dumps` does by default (`ensure_ascii=True`): printable ASCII as is,
  * `"` `\` and `\b \f \n \r \t` as short escapes, and every other UTF-16 code unit (control characters, DEL,
  * non-ASCII, each half of a surrogate pair) as `\uXXXX` in lowercase hex.
  */
 export function pythonJsonString(text: string): string {
+  if (PLAIN.test(text)) return `"${text}"`;
   let out = '"';
   for (let i = 0; i < text.length; i++) {
     const ch = text[i] ?? '';
