@@ -6,15 +6,10 @@ import { LiveHub, MAX_STREAMS } from '../../src/controller/dashboard/live.js';
 import { makeJob, tempLedger } from '../helpers/ledger.js';
 import { waitFor } from '../helpers/workspace.js';
 
-/**
- * The dashboard's live stream over a real HTTP connection: a change of the job's record reaches the page within
- * a second, and once the last page is gone the hub has no timer left — an idle dashboard costs nothing.
- */
-test('live hub: ready, then a change within a second; no timer once the last stream closes', {
-  timeout: 30_000,
-}, async (t) => {
+/** A real HTTP server whose every request is a live stream of one job's hub (closed after the test). */
+async function liveServer(t: { after(fn: () => void): void }, tasks: number) {
   const ledger = tempLedger(t);
-  const job = makeJob(ledger, 'j', 3);
+  const job = makeJob(ledger, 'j', tasks);
   const hub = new LiveHub(ledger, (err) => {
     throw err;
   });
@@ -24,9 +19,20 @@ test('live hub: ready, then a change within a second; no timer once the last str
     hub.close();
     server.close();
   });
+  return { ledger, job, hub, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
+
+/**
+ * The dashboard's live stream over a real HTTP connection: a change of the job's record reaches the page within
+ * a second, and once the last page is gone the hub has no timer left — an idle dashboard costs nothing.
+ */
+test('live hub: ready, then a change within a second; no timer once the last stream closes', {
+  timeout: 30_000,
+}, async (t) => {
+  const { ledger, job, hub, url } = await liveServer(t, 3);
   assert.equal(hub.ticking, false, 'no timer before any page');
   let text = '';
-  const req = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  const req = http.get(url);
   const res = await new Promise<http.IncomingMessage>((r) => req.once('response', r));
   assert.match(res.headers['content-type'] ?? '', /^text\/event-stream/);
   res.setEncoding('utf8').on('data', (d: string) => {
@@ -49,19 +55,8 @@ test('live hub: ready, then a change within a second; no timer once the last str
 test('live hub: streams past the limit get a 429, and the hub lets go of every one it took', {
   timeout: 60_000,
 }, async (t) => {
-  const ledger = tempLedger(t);
-  const job = makeJob(ledger, 'j', 1);
-  const hub = new LiveHub(ledger, (err) => {
-    throw err;
-  });
-  const server = http.createServer((_req, res) => hub.add(res, job.id));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.after(() => {
-    hub.close();
-    server.close();
-  });
+  const { hub, url } = await liveServer(t, 1);
   const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const open = () =>
     new Promise<{ req: http.ClientRequest; status: number }>((resolve) => {
       const req = http.get(url, { agent });
