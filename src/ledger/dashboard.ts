@@ -1,4 +1,4 @@
-import { STATES, type State, TERMINAL_STATES, zeroCounts } from '../protocol/states.js';
+import { type State, TERMINAL_STATES, zeroCounts } from '../protocol/states.js';
 import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
 
@@ -384,6 +384,3 @@ export function taskAttempts(ledger: Ledger, jobId: number, taskId: number): Tas
     .all(jobId, taskId) as (Omit<TaskAttemptRow, 'current'> & { current: number | null })[];
   return rows.map((r) => ({ ...r, current: r.current === 1 }));
 }
-
-/** States in the order the dashboard shows them. */
-export const DASHBOARD_STATES: readonly State[] = STATES;

@@ -2,7 +2,7 @@ import type { EndRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
 import type { Ledger } from '../ledger.js';
 import { legalFromSql } from '../moves.js';
-import { taskStateAfter } from './attempts.js';
+import { ATTEMPT_COLUMNS, attemptValues, taskStateAfter } from './attempts.js';
 
 /**
  * Transition `recordAttempts`: many whole attempts at once, each exactly what `recordAttempt` makes of a start
@@ -77,50 +77,19 @@ function insertAttempts(
   let i = 0;
   for (; i + ROWS <= pairs.length; i += ROWS) {
     values.length = 0;
-    for (let k = i; k < i + ROWS; k++) pushValues(values, jobId, launchId, pairs[k]!);
+    for (let k = i; k < i + ROWS; k++) values.push(...attemptValues(jobId, launchId, ...pairs[k]!));
     many.run(values);
   }
   const one = ledger.stmt(INSERT_ONE);
-  for (; i < pairs.length; i++) {
-    values.length = 0;
-    pushValues(values, jobId, launchId, pairs[i]!);
-    one.run(values);
-  }
+  for (; i < pairs.length; i++) one.run(attemptValues(jobId, launchId, ...pairs[i]!));
 }
 
 /** Attempts per INSERT statement (16 values each). */
 const ROWS = 64;
 
-function pushValues(
-  values: unknown[],
-  jobId: number,
-  launchId: number,
-  [s, e]: readonly [StartRecord, EndRecord],
-): void {
-  values.push(
-    jobId,
-    s.task,
-    s.attempt,
-    launchId,
-    e.state,
-    e.exit_code,
-    e.signal,
-    s.at,
-    e.at,
-    s.host,
-    s.slot,
-    s.gpus,
-    s.pid,
-    s.out,
-    s.err,
-    e.reason ?? null,
-  );
-}
-
 function insertSql(rows: number): string {
   const row = `(${Array(16).fill('?').join(', ')})`;
-  return `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
-    host, slot, gpus, pid, stdout_path, stderr_path, reason)
+  return `INSERT INTO attempts (${ATTEMPT_COLUMNS})
   VALUES ${Array(rows).fill(row).join(', ')}`;
 }
 

@@ -143,6 +143,32 @@ export function recordEndWithoutStart(
   return APPLIED;
 }
 
+/** The columns of a whole attempt's row, in the order attemptValues gives them. */
+export const ATTEMPT_COLUMNS = `job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
+  host, slot, gpus, pid, stdout_path, stderr_path, reason`;
+
+/** A whole attempt's row (ATTEMPT_COLUMNS) from its start and end records. */
+export function attemptValues(jobId: number, launchId: number, s: StartRecord, e: EndRecord): unknown[] {
+  return [
+    jobId,
+    s.task,
+    s.attempt,
+    launchId,
+    e.state,
+    e.exit_code,
+    e.signal,
+    s.at,
+    e.at,
+    s.host,
+    s.slot,
+    s.gpus,
+    s.pid,
+    s.out,
+    s.err,
+    e.reason ?? null,
+  ];
+}
+
 /**
  * Transition `recordAttempt`: a whole attempt at once (queued → running → a terminal state), for a start and
  * its end found in the same batch of records: one insert and two updates instead of the two transitions' eight
@@ -158,28 +184,10 @@ export function recordAttempt(
   if (!ledger.db.inTransaction) return ledger.write(() => recordAttempt(ledger, jobId, launchId, s, e));
   const info = ledger
     .stmt(
-      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, host,
-         slot, gpus, pid, stdout_path, stderr_path, reason)
+      `INSERT INTO attempts (${ATTEMPT_COLUMNS})
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .run(
-      jobId,
-      s.task,
-      s.attempt,
-      launchId,
-      e.state,
-      e.exit_code,
-      e.signal,
-      s.at,
-      e.at,
-      s.host,
-      s.slot,
-      s.gpus,
-      s.pid,
-      s.out,
-      s.err,
-      e.reason ?? null,
-    );
+    .run(attemptValues(jobId, launchId, s, e));
   if (info.changes === 0) return UNCHANGED;
   const to = taskStateAfter(e);
   const no = moveInLaunch(ledger, launchId, s.task, to);
