@@ -2,7 +2,7 @@ import type { JobRow } from '../ledger/jobs.js';
 import type { LaunchRow, LaunchTask } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
-import type { RunSettings } from '../runner/group.js';
+import type { LogsMode, RunSettings } from '../runner/group.js';
 import type { TaskEnd } from '../runner/runner.js';
 
 /** Resources and scheduler options of a launch, as the user asked for them (flags over config). */
@@ -158,6 +158,8 @@ export interface BackendTraits {
    * one transaction whose size does not depend on N; `eager`: all at once, when the launch is made.
    */
   taskRows: 'eager' | 'lazy';
+  /** How its runners can keep tasks' output (`--logs`), the default first. */
+  logs: readonly LogsMode[];
 }
 
 /**

@@ -114,6 +114,10 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     'where drover results finds each task’s result: file (what it wrote to $DROVER_RESULT_FILE, default) or stdout (its last stdout line that is a JSON object)',
   ],
   [
+    '--logs <how>',
+    'how tasks’ output is kept: segments (a few append-only files per runner slot, each attempt a byte range; the default on local and pools) or files (two per attempt; always on Slurm and Grid Engine)',
+  ],
+  [
     '--dry-run',
     'show what would run (on a cluster: the sbatch/qsub commands, as the launch would run them) and record nothing but the history',
   ],
@@ -174,6 +178,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       'detach',
       'dryRun',
       'result',
+      'logs',
     ]),
     request: {
       ...pick(['cpus', 'duration', 'maxTasks', 'maxTasksPerNode', 'partition', 'account', 'qos', 'after']),

@@ -5,6 +5,7 @@ import type { JobRow } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { type TaskDetail, taskDetailChunks } from '../ledger/task-details.js';
 import { paramColumns, type TaskFilter } from '../ledger/task-table.js';
+import { outputSize } from '../protocol/log-slices.js';
 import { shortHostname } from '../util/proc.js';
 import { csvField, isoTime, JOBLOG_HEAD, joblogLine, numberCell, tsvField } from './export-format.js';
 import { note } from './output.js';
@@ -130,7 +131,12 @@ export function writeJoblog(ledger: Ledger, job: JobRow, filter: TaskFilter, fil
             host: t.host,
             started_at: t.started_at,
             duration: t.ended_at - t.started_at,
-            received: outputBytes(t.stdout_path),
+            received: outputSize({
+              path: t.stdout_path,
+              off: t.stdout_off,
+              end: t.stdout_end,
+              seq: t.log_seq,
+            }),
             exit_code: t.exit_code,
             signal: t.signal,
             command: t.command,
@@ -147,16 +153,5 @@ export function writeJoblog(ledger: Ledger, job: JobRow, filter: TaskFilter, fil
     note(
       `drover: ${unknownStart.length} task(s) left out of the joblog, their start unknown (a damaged record): ${unknownStart.slice(0, 10).join(', ')}${unknownStart.length > 10 ? ', ...' : ''}`,
     );
-  }
-}
-
-/** Bytes of an attempt's stdout log (what parallel's Receive counts); 0 when there is none. */
-function outputBytes(file: string | null): number {
-  if (file === null) return 0;
-  try {
-    // No exception for a missing log (100,000 of them cost a second as exceptions).
-    return fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-  } catch {
-    return 0;
   }
 }

@@ -97,6 +97,9 @@ function* plainRows(
       host: null,
       signal: null,
       stdout_path: null,
+      stdout_off: null,
+      stdout_end: null,
+      log_seq: null,
       // Parsed only when the table shows params columns (100,000 parses are a good part of its time).
       params: withParams ? (JSON.parse(params) as Record<string, string>) : {},
     }));

@@ -6,6 +6,7 @@ import { DroverError, usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobHasTask, jobNotFound } from '../ledger/jobs.js';
 import { latestInLaunch, taskAttempt, taskNow } from '../ledger/queries.js';
+import { extentOf, type LogPlace, placeOf } from '../protocol/log-slices.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
@@ -59,44 +60,73 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
       `task ${taskId} of '${jobname}' has ${what === 'no attempt yet' ? what : `no ${what}`}: see drover list --jobname ${jobname}`,
     );
   }
-  const file = opts.err ? a.stderr_path : a.stdout_path;
-  if (!file)
+  const stream = opts.err ? 'err' : 'out';
+  const place = placeOf(a, stream);
+  if (!place.path)
     throw new DroverError('not-found', `task ${taskId} attempt ${a.attempt} has no log file recorded`);
   if (opts.path) {
-    process.stdout.write(`${file}\n`);
-    return;
-  }
-  if (!opts.follow) {
-    const copied = await copyFrom(file, 0);
-    if (copied === 'missing') {
-      throw new DroverError('not-found', `log file ${file} is gone (removed, or on a node's local disk)`);
+    process.stdout.write(`${place.path}\n`);
+    if (place.off !== null) {
+      const till = place.end !== null ? `${place.end}` : 'its end (it runs)';
+      note(
+        `drover: that file is its slot's segment: the attempt's ${opts.err ? 'stderr' : 'stdout'} is its bytes from ${place.off} to ${till} (drover logs prints just those; launch with --logs files for a file per attempt)`,
+      );
     }
     return;
   }
-  await follow(ws, job.id, taskId, a.attempt, file);
+  if (!opts.follow) {
+    const copied = await copyFrom(place, stream, 0);
+    if (copied === 'missing') {
+      throw new DroverError(
+        'not-found',
+        `log file ${place.path} is gone (removed, or on a node's local disk)`,
+      );
+    }
+    return;
+  }
+  await follow(ws, job.id, taskId, a.attempt, stream);
 }
 
 /**
- * Copy a log file from byte `start` to stdout, a chunk at a time and waiting whenever stdout is full: constant
- * memory whatever the size (a log may be many GiB). Returns the bytes copied, or 'missing' when there is no
- * such file; other errors (unreadable) are one line naming the file.
+ * Copy an attempt's output from byte `from` of it (0: its first) to stdout as far as it goes now, a chunk at a
+ * time and waiting whenever stdout is full: constant memory whatever the size (a log may be many GiB). Returns
+ * how far it went (from its first byte) and whether that is its end, or 'missing' when there is no such file;
+ * other errors (unreadable) are one line naming the file. An attempt in a segment with nothing written has no
+ * need of the file: it may never have been made.
  */
-async function copyFrom(file: string, start: number): Promise<number | 'missing'> {
+async function copyFrom(
+  place: LogPlace,
+  stream: 'out' | 'err',
+  from: number,
+): Promise<{ upTo: number; final: boolean } | 'missing'> {
+  const file = place.path!;
   let handle: fs.promises.FileHandle;
   try {
     handle = await fs.promises.open(file, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (place.off !== null && place.end !== null && place.end <= place.off) return { upTo: 0, final: true };
+      return 'missing';
+    }
     throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
       cause: err,
     });
   }
-  let copied = 0;
   try {
-    for await (const chunk of handle.createReadStream({ start, highWaterMark: CHUNK, autoClose: false })) {
-      copied += (chunk as Buffer).length;
-      if (!process.stdout.write(chunk as Buffer)) await once(process.stdout, 'drain');
+    const extent = extentOf(handle.fd, place, stream);
+    const start = extent.start + from;
+    if (start < extent.end) {
+      const chunks = handle.createReadStream({
+        start,
+        end: extent.end - 1,
+        highWaterMark: CHUNK,
+        autoClose: false,
+      });
+      for await (const chunk of chunks) {
+        if (!process.stdout.write(chunk as Buffer)) await once(process.stdout, 'drain');
+      }
     }
+    return { upTo: Math.max(from, extent.end - extent.start), final: extent.final };
   } catch (err) {
     throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
       cause: err,
@@ -104,7 +134,6 @@ async function copyFrom(file: string, start: number): Promise<number | 'missing'
   } finally {
     await handle.close();
   }
-  return copied;
 }
 
 /** Bytes read and written at a time. */
@@ -130,8 +159,8 @@ async function followTask(
     const a = now.launch !== null ? latestInLaunch(ws.ledger, jobId, taskId, now.launch) : undefined;
     if (a && a.attempt > seen) {
       if (seen > 0) note(`drover: task ${taskId} attempt ${a.attempt} started (a retry)`);
-      const file = err ? a.stderr_path : a.stdout_path;
-      if (file) await follow(ws, jobId, taskId, a.attempt, file);
+      if ((err ? a.stderr_path : a.stdout_path) !== null && (err ? a.stderr_path : a.stdout_path) !== '')
+        await follow(ws, jobId, taskId, a.attempt, err ? 'err' : 'out');
       seen = a.attempt;
       continue;
     }
@@ -147,25 +176,39 @@ async function followTask(
   }
 }
 
-/** Print the file as it grows until the attempt has ended and everything is printed. */
+/**
+ * Print an attempt's output as it grows until the attempt has ended and everything is printed. A slice of a
+ * segment says itself where it ends (log-slices.ts); a file of its own has ended once the ledger says so and
+ * nothing more is in it.
+ */
 async function follow(
   ws: Workspace,
   jobId: number,
   taskId: number,
   attempt: number,
-  file: string,
+  stream: 'out' | 'err',
 ): Promise<void> {
   let offset = 0;
   for (;;) {
-    const copied = await copyFrom(file, offset); // 'missing': not created yet
-    if (copied !== 'missing') offset += copied;
-    refresh(ws.ledger, jobId);
-    const now = taskAttempt(ws.ledger, jobId, taskId, attempt);
-    if (now && now.state !== 'running' && now.state !== 'queued') {
-      const size = fs.existsSync(file) ? fs.statSync(file).size : 0;
+    const a = taskAttempt(ws.ledger, jobId, taskId, attempt);
+    if (!a) return;
+    const place = placeOf(a, stream);
+    if (!place.path) return;
+    const ended = a.state !== 'running' && a.state !== 'queued';
+    const copied = await copyFrom(place, stream, offset); // 'missing': not created yet
+    if (copied !== 'missing') {
+      offset = copied.upTo;
+      if (copied.final) return;
+    }
+    if (ended && place.off === null) {
+      // Everything was in the file when it was read after the end: done, unless it grew meanwhile.
+      const size = fs.statSync(place.path, { throwIfNoEntry: false })?.size ?? 0;
       if (size <= offset) return;
       continue;
     }
+    // Ended with no end of its slice known (its runner died): what is there is all there will be.
+    if (ended) return;
     await new Promise((r) => setTimeout(r, 250));
+    refresh(ws.ledger, jobId);
   }
 }

@@ -100,7 +100,8 @@ export async function watch(jobname: string, opts: WatchOptions): Promise<number
           signal: a.signal,
           ...(a.reason !== null ? { reason: a.reason } : {}),
           seconds: a.seconds,
-          err: a.stderr_path,
+          // A slice of a segment is no file to open: the line says `drover logs J T --err` instead.
+          err: a.stderr_off === null ? a.stderr_path : null,
           willRetry: false,
         });
       }

@@ -71,6 +71,7 @@ export const createLaunchSchema = {
     argv: { type: 'array', items: str(100_000), maxItems: 10_000 },
     dry_run: { type: 'boolean' },
     result: { type: 'string', enum: ['file', 'stdout'] },
+    logs: { type: 'string', enum: ['files', 'segments'] },
   },
   additionalProperties: false,
 };
@@ -129,6 +130,10 @@ const startRecord = {
     host: str(256),
     out: str(),
     err: str(),
+    // Output in segments: where the attempt begins in its slot's segments (the paths are the controller's).
+    out_off: int(0, Number.MAX_SAFE_INTEGER),
+    err_off: int(0, Number.MAX_SAFE_INTEGER),
+    seq: int(0, Number.MAX_SAFE_INTEGER),
   },
   additionalProperties: false,
 };
@@ -145,6 +150,8 @@ const endRecord = {
     exit_code: { type: ['integer', 'null'], minimum: -(2 ** 31), maximum: 2 ** 31 - 1 },
     signal: { type: ['string', 'null'], maxLength: 32 },
     reason: str(1000),
+    out_end: int(0, Number.MAX_SAFE_INTEGER),
+    err_end: int(0, Number.MAX_SAFE_INTEGER),
   },
   additionalProperties: false,
 };

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { WorkerRow } from '../ledger/pool-workers.js';
+import { segmentFile } from '../protocol/log-slices.js';
 import type { RegisterRequest, ReportBatch } from '../protocol/messages.js';
-import type { AttemptRecord } from '../protocol/records.js';
+import type { AttemptRecord, StartRecord } from '../protocol/records.js';
 import type { ControllerCore } from './core.js';
 import { HttpError } from './http-error.js';
 import { type HeldTask, type LiveLaunch, type LiveWorker, taskKey } from './live.js';
@@ -116,9 +117,33 @@ function reconcile(
   for (const k of req.holding) if (!w.held.has(taskKey(k.launch, k.task))) w.outCancel.push(k);
 }
 
-/** The log file of an attempt: always under its launch's log folder, named by the controller. */
-function logPath(l: LiveLaunch, task: number, attempt: number, stream: 'out' | 'err'): string {
-  return path.join(l.settings.logDir, `${task}.${attempt}.${stream}`);
+/**
+ * Where an attempt's output is: always under its launch's log folder, named by the controller. Its own files, or
+ * (the launch keeps segments and the worker says where the attempt begins in them) the segments of the worker's
+ * slot, named by the worker's id: a worker can only point at its own segments, and only for its own attempts.
+ */
+function logPaths(
+  w: LiveWorker,
+  l: LiveLaunch,
+  r: StartRecord,
+): Pick<StartRecord, 'out' | 'err' | 'out_off' | 'err_off' | 'seq'> {
+  const dir = l.settings.logDir;
+  if (l.settings.logs !== 'segments')
+    return {
+      out: path.join(dir, `${r.task}.${r.attempt}.out`),
+      err: path.join(dir, `${r.task}.${r.attempt}.err`),
+    };
+  const slotOk = Number.isSafeInteger(r.slot) && r.slot >= 0 && r.slot < Math.max(1, w.slots);
+  if (!slotOk || r.out_off === undefined || r.err_off === undefined || r.seq === undefined)
+    return { out: '', err: '' };
+  const prefix = path.join(dir, w.id);
+  return {
+    out: segmentFile(prefix, r.slot, 'out'),
+    err: segmentFile(prefix, r.slot, 'err'),
+    out_off: r.out_off,
+    err_off: r.err_off,
+    seq: r.seq,
+  };
 }
 
 /** A worker's records as the ledger takes them: only their known fields; host and log paths are the controller's. */
@@ -134,8 +159,7 @@ function ownRecords(w: LiveWorker, l: LiveLaunch, records: readonly AttemptRecor
         slot: r.slot,
         gpus: r.gpus,
         host: w.host,
-        out: logPath(l, r.task, r.attempt, 'out'),
-        err: logPath(l, r.task, r.attempt, 'err'),
+        ...logPaths(w, l, r),
       };
     }
     if (r.type === 'end') {
@@ -148,6 +172,9 @@ function ownRecords(w: LiveWorker, l: LiveLaunch, records: readonly AttemptRecor
         exit_code: r.exit_code,
         signal: r.signal,
         ...(r.reason !== undefined ? { reason: r.reason } : {}),
+        ...(l.settings.logs === 'segments' && r.out_end !== undefined && r.err_end !== undefined
+          ? { out_end: r.out_end, err_end: r.err_end }
+          : {}),
       };
     }
     return r;

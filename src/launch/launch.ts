@@ -80,6 +80,7 @@ function runSettings(
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
     killGrace: spec.killGrace,
     logDir: ws.paths.logDir(job.name, id),
+    logs: spec.logs ?? launchBackend(spec.backend).traits.logs[0]!,
     recordsDir: path.join(dir, 'records'),
     cancelDir: path.join(dir, 'cancel'),
     ...(venv ? { venv: path.resolve(spec.cwd, venv) } : {}),

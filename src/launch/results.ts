@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import { resultSources } from '../ledger/results.js';
+import { extentOf, type LogPlace, readRange } from '../protocol/log-slices.js';
 import type { State } from '../protocol/states.js';
 import type { ResultSource } from './spec.js';
 
@@ -46,7 +48,16 @@ export function collectResults(
   const problems: string[] = [];
   const tasks = resultSources(ledger, jobId, filter).map((row) => {
     const source: ResultSource = sourceOf(row.options);
-    const read = row.stdout_path === null ? { result: null } : readResult(row.stdout_path, source);
+    const out = row.stdout_path;
+    const read =
+      out === null || out === '' || row.attempt === null
+        ? { result: null }
+        : readResult(
+            row.task,
+            row.attempt,
+            { path: out, off: row.stdout_off, end: row.stdout_end, seq: row.log_seq },
+            source,
+          );
     if (read.problem !== undefined) problems.push(`task ${row.task}: ${read.problem}`);
     return {
       task: row.task,
@@ -69,18 +80,23 @@ function sourceOf(options: string | null): ResultSource {
   }
 }
 
-/** The result file of an attempt whose stdout log is `out` (`3.1.out` → `3.1.result.json`). */
-export function resultFileOf(out: string): string {
-  return `${out.replace(/\.out$/, '')}.result.json`;
+/**
+ * The result file of an attempt whose stdout is in `out`: in the same log folder, whether `out` is the attempt's
+ * own log (`3.1.out`) or its slot's segment (`3.1.result.json` either way).
+ */
+export function resultFileOf(out: string, task: number, attempt: number): string {
+  return path.join(path.dirname(out), `${task}.${attempt}.result.json`);
 }
 
 /** An attempt's result: none when it left none, none and a problem when what it left cannot be used. */
 export function readResult(
-  out: string,
+  task: number,
+  attempt: number,
+  stdout: LogPlace & { path: string },
   source: ResultSource,
 ): { result: ResultObject | null; problem?: string } {
-  if (source === 'stdout') return lastJsonLine(out);
-  const file = resultFileOf(out);
+  if (source === 'stdout') return lastJsonLine(stdout);
+  const file = resultFileOf(stdout.path, task, attempt);
   let text: string;
   try {
     const size = fs.statSync(file).size;
@@ -116,22 +132,18 @@ function unusable(value: unknown): string | undefined {
     : `is nested deeper than ${MAX_RESULT_DEPTH} or has more than ${MAX_RESULT_FIELDS} fields`;
 }
 
-/** The last line of a log (its last MiB) that is a JSON object; none when it has none. */
-function lastJsonLine(out: string): { result: ResultObject | null; problem?: string } {
+/** The last line of an attempt's stdout (its last MiB) that is a JSON object; none when it has none. */
+function lastJsonLine(stdout: LogPlace & { path: string }): {
+  result: ResultObject | null;
+  problem?: string;
+} {
+  const out = stdout.path;
   let fd: number | undefined;
   let text: string;
   try {
     fd = fs.openSync(out, 'r');
-    const size = fs.fstatSync(fd).size;
-    const length = Math.min(size, MAX_RESULT_BYTES);
-    const buf = Buffer.alloc(length);
-    let done = 0;
-    while (done < length) {
-      const n = fs.readSync(fd, buf, done, length - done, size - length + done);
-      if (n === 0) break;
-      done += n;
-    }
-    text = buf.subarray(0, done).toString('utf8');
+    const { start, end } = extentOf(fd, stdout, 'out');
+    text = readRange(fd, Math.max(start, end - MAX_RESULT_BYTES), end).toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { result: null };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.js';
 import { usageError } from '../errors.js';
+import type { LogsMode } from '../runner/group.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
 import { checkSelection } from './select.js';
@@ -47,6 +48,8 @@ export interface LaunchSpec {
    * default) or `stdout` (the last line of its stdout that is a JSON object). Kept with the launch.
    */
   result?: ResultSource;
+  /** How tasks' output is kept (`--logs`); the backend's default when omitted. */
+  logs?: LogsMode;
   dryRun?: boolean;
   /** The command line, for `drover history`. */
   argv: readonly string[];
@@ -122,6 +125,14 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): void {
   if (spec.result !== undefined && !RESULT_SOURCES.includes(spec.result)) {
     throw usageError(
       `--result ${JSON.stringify(spec.result)} is not a result source: use --result file (DROVER_RESULT_FILE, the default) or --result stdout`,
+    );
+  }
+  if (spec.logs !== undefined && !(backend.traits.logs as readonly string[]).includes(spec.logs)) {
+    const known = spec.logs === 'files' || spec.logs === 'segments';
+    throw usageError(
+      known
+        ? `--logs ${spec.logs}: the ${backend.name} backend keeps ${backend.traits.logs.join(' or ')} only: drop --logs`
+        : `--logs ${JSON.stringify(spec.logs)} is not a way to keep logs: use --logs segments (a few files per runner slot, the default) or --logs files (two per task)`,
     );
   }
   if (spec.detach && spec.dryRun) throw usageError('--detach and --dry-run together do nothing: drop one');

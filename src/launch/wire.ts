@@ -36,6 +36,7 @@ export function toWire(spec: LaunchSpec): CreateLaunchRequest {
     ...(env ? { env } : {}),
     ...(spec.dryRun ? { dry_run: true } : {}),
     ...(spec.result !== undefined ? { result: spec.result } : {}),
+    ...(spec.logs !== undefined ? { logs: spec.logs } : {}),
     argv: [...spec.argv],
   };
 }
@@ -67,6 +68,7 @@ export function fromWire(req: CreateLaunchRequest): LaunchSpec {
     cwd: req.cwd,
     ...(req.dry_run ? { dryRun: true } : {}),
     ...(req.result !== undefined ? { result: req.result } : {}),
+    ...(req.logs !== undefined ? { logs: req.logs } : {}),
     argv: req.argv ?? [],
   };
 }

@@ -365,6 +365,11 @@ export interface TaskAttemptRow {
   reason: string | null;
   stdout_path: string | null;
   stderr_path: string | null;
+  stdout_off: number | null;
+  stdout_end: number | null;
+  stderr_off: number | null;
+  stderr_end: number | null;
+  log_seq: number | null;
   /** True when it ran the task's current command (an earlier command's attempts are history). */
   current: boolean;
 }
@@ -375,7 +380,7 @@ export function taskAttempts(ledger: Ledger, jobId: number, taskId: number): Tas
     .stmt(
       `SELECT a.attempt, a.launch_id, l.backend, a.state, a.exit_code, a.signal, a.started_at, a.ended_at,
          round(a.duration, 3) AS duration_s, a.host, a.pid, a.reason, a.stdout_path, a.stderr_path,
-         (lt.revision = t.revision) AS current
+         a.stdout_off, a.stdout_end, a.stderr_off, a.stderr_end, a.log_seq, (lt.revision = t.revision) AS current
        FROM attempts a JOIN launches l ON l.id = a.launch_id
          JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          LEFT JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id

@@ -244,4 +244,14 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE tasks ADD COLUMN params TEXT NOT NULL DEFAULT '{}';      -- JSON object of strings: {"--lr": "0.1"}
   `,
+  // 6: output in slot segments (issue 14, --logs segments): an attempt's stdout and stderr are byte ranges of its
+  // slot's segment files (stdout_path, stderr_path), its number in the segments' index beside them. All NULL for
+  // an attempt with its own log files (the whole file is its output). See src/protocol/log-slices.ts.
+  `
+  ALTER TABLE attempts ADD COLUMN stdout_off INTEGER;   -- where its stdout begins in stdout_path
+  ALTER TABLE attempts ADD COLUMN stdout_end INTEGER;   -- where it ends (exclusive); NULL while it runs
+  ALTER TABLE attempts ADD COLUMN stderr_off INTEGER;
+  ALTER TABLE attempts ADD COLUMN stderr_end INTEGER;
+  ALTER TABLE attempts ADD COLUMN log_seq INTEGER;      -- its entry in the segments' index
+  `,
 ];

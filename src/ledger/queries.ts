@@ -185,6 +185,21 @@ export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => 
   ).map((r) => r.id);
 }
 
+/** Where an attempt's output is (src/protocol/log-slices.ts: placeOf). */
+export interface AttemptLogs {
+  stdout_path: string | null;
+  stderr_path: string | null;
+  stdout_off: number | null;
+  stdout_end: number | null;
+  stderr_off: number | null;
+  stderr_end: number | null;
+  log_seq: number | null;
+}
+
+/** The columns of AttemptLogs, for a SELECT from attempts (alias `a.` where joined). */
+export const ATTEMPT_LOG_COLUMNS =
+  'stdout_path, stderr_path, stdout_off, stdout_end, stderr_off, stderr_end, log_seq';
+
 /** The latest attempt of a task's current command (or attempt `n`, of any command), with its log paths. */
 export function taskAttempt(
   ledger: Ledger,
@@ -192,13 +207,11 @@ export function taskAttempt(
   taskId: number,
   n?: number,
 ):
-  | {
+  | (AttemptLogs & {
       attempt: number;
       state: State;
-      stdout_path: string | null;
-      stderr_path: string | null;
       launch_id: number;
-    }
+    })
   | undefined {
   const sql =
     n === undefined
@@ -227,10 +240,10 @@ export function latestInLaunch(
   jobId: number,
   taskId: number,
   launchId: number,
-): { attempt: number; stdout_path: string | null; stderr_path: string | null } | undefined {
+): (AttemptLogs & { attempt: number }) | undefined {
   return ledger
     .stmt(
-      `SELECT attempt, stdout_path, stderr_path FROM attempts WHERE job_id = ? AND task_id = ? AND +launch_id = ?
+      `SELECT attempt, ${ATTEMPT_LOG_COLUMNS} FROM attempts WHERE job_id = ? AND task_id = ? AND +launch_id = ?
        ORDER BY attempt DESC LIMIT 1`,
     )
     .get(jobId, taskId, launchId) as ReturnType<typeof latestInLaunch>;
@@ -312,6 +325,8 @@ export interface EndedBadly {
   reason: string | null;
   seconds: number | null;
   stderr_path: string | null;
+  /** Where its stderr begins in a segment (null: a file of its own). */
+  stderr_off: number | null;
 }
 
 /** The attempts of one launch (the argument) that ended failed, killed, timed out, lost or in error. */
@@ -322,8 +337,8 @@ const ENDED_BADLY =
 export function endedBadly(ledger: Ledger, launchId: number): EndedBadly[] {
   return ledger
     .stmt(
-      `SELECT task_id AS task, attempt, state, exit_code, signal, reason, round(duration, 3) AS seconds, stderr_path
-       ${ENDED_BADLY} ORDER BY ended_at, task_id, attempt`,
+      `SELECT task_id AS task, attempt, state, exit_code, signal, reason, round(duration, 3) AS seconds, stderr_path,
+       stderr_off ${ENDED_BADLY} ORDER BY ended_at, task_id, attempt`,
     )
     .all(launchId) as EndedBadly[];
 }

@@ -12,8 +12,13 @@ export interface ResultSourceRow {
   params: string;
   /** Seconds the latest attempt ran; null when it has not ended (or never ran). */
   duration_s: number | null;
-  /** The latest attempt's stdout log; null when the task never ran. */
+  /** The latest attempt's number; null when the task never ran. */
+  attempt: number | null;
+  /** The latest attempt's stdout log (a file, or a slice of a segment); null when the task never ran. */
   stdout_path: string | null;
+  stdout_off: number | null;
+  stdout_end: number | null;
+  log_seq: number | null;
   /** The launch options (JSON) of the latest attempt's launch; null when the task never ran. */
   options: string | null;
 }
@@ -29,7 +34,8 @@ export function resultSources(
 ): ResultSourceRow[] {
   return ledger
     .stmt(
-      `SELECT t.id AS task, t.state, t.tag, t.params, a.duration AS duration_s, a.stdout_path, l.options
+      `SELECT t.id AS task, t.state, t.tag, t.params, a.duration AS duration_s, a.attempt, a.stdout_path,
+         a.stdout_off, a.stdout_end, a.log_seq, l.options
        FROM tasks t
          LEFT JOIN attempts a ON a.job_id = t.job_id AND a.task_id = t.id AND a.attempt = (
            SELECT max(a2.attempt) FROM attempts a2

@@ -18,6 +18,10 @@ export interface TaskDetail extends TaskRow {
   signal: string | null;
   /** Its standard output's log file, when the runner said. */
   stdout_path: string | null;
+  /** Where its stdout is in a segment (null: a file of its own, or none). */
+  stdout_off: number | null;
+  stdout_end: number | null;
+  log_seq: number | null;
 }
 
 type Raw = [
@@ -35,6 +39,9 @@ type Raw = [
   string | null,
   string | null,
   string,
+  number | null,
+  number | null,
+  number | null,
 ];
 
 /**
@@ -52,7 +59,8 @@ export function* taskDetailChunks(
   const stmt = ledger
     .stmt(
       `SELECT t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
-         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params
+         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params,
+         a.stdout_off, a.stdout_end, a.log_seq
        FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?`,
     )
     .raw(true);
@@ -76,6 +84,9 @@ export function* taskDetailChunks(
       signal: r[11],
       stdout_path: r[12],
       params: JSON.parse(r[13]) as Record<string, string>,
+      stdout_off: r[14],
+      stdout_end: r[15],
+      log_seq: r[16],
     }));
   }
 }

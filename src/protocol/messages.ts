@@ -163,6 +163,8 @@ export interface CreateLaunchRequest {
   dry_run?: boolean;
   /** Where the attempts leave their results: `file` (DROVER_RESULT_FILE, the default) or `stdout`. */
   result?: 'file' | 'stdout';
+  /** How the tasks' output is kept: `segments` (the default) or `files`. */
+  logs?: 'files' | 'segments';
 }
 
 /** Answer of `POST /v1/launches`. */
@@ -287,6 +289,8 @@ export interface LaunchSettings {
   launch: number;
   cwd: string;
   logDir: string;
+  /** How the tasks' output is kept (`files` when omitted: a launch recorded before there was a choice). */
+  logs?: 'files' | 'segments';
   taskTimeout?: number;
   killGrace: number;
   header?: string;

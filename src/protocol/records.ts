@@ -32,8 +32,16 @@ export interface StartRecord {
   slot: number;
   gpus: string | null;
   host: string;
+  /** Its stdout and stderr: its own log files, or the segments of its slot (then with the offsets below). */
   out: string;
   err: string;
+  /**
+   * Output in segments (`--logs segments`): where this attempt's bytes begin in `out` and `err`, and its number
+   * among the attempts of that segment (its entry in the segment's index, log-slices.ts). Absent: whole files.
+   */
+  out_off?: number;
+  err_off?: number;
+  seq?: number;
 }
 
 /** A task's attempt ended. */
@@ -48,6 +56,9 @@ export interface EndRecord {
   reason?: string;
   /** The runner will retry the task (another attempt follows): the task is queued again, not failed. */
   retry?: boolean;
+  /** Output in segments: where this attempt's bytes end in its start's `out` and `err` (exclusive). */
+  out_end?: number;
+  err_end?: number;
 }
 
 /** A task the runner was given but never started, because it was cancelled. */
@@ -120,6 +131,18 @@ const isStr = (v: unknown) => typeof v === 'string';
 const isStrOrNull = (v: unknown) => v === null || typeof v === 'string';
 const TERMINAL: ReadonlySet<unknown> = new Set(TERMINAL_STATES);
 
+/** Fields that come all together or not at all, each a byte offset (or count) ≥ 0. */
+function checkOptionalInts(
+  r: Record<string, unknown>,
+  fields: readonly string[],
+  bad: (field: string) => string,
+): string | undefined {
+  const present = fields.filter((f) => r[f] !== undefined);
+  if (present.length === 0) return undefined;
+  for (const f of fields) if (!isInt(r[f])) return bad(f);
+  return undefined;
+}
+
 /** Why a parsed JSON value is not a record of this version, or undefined when it is one. */
 export function checkRecord(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a record object';
@@ -148,7 +171,8 @@ export function checkRecord(value: unknown): string | undefined {
       if (!isStrOrNull(r.gpus)) return bad('gpus');
       if (!isStr(r.host)) return bad('host');
       if (!isStr(r.out)) return bad('out');
-      return isStr(r.err) ? undefined : bad('err');
+      if (!isStr(r.err)) return bad('err');
+      return checkOptionalInts(r, ['out_off', 'err_off', 'seq'], bad);
     case 'end':
       if (!isInt(r.task, 1)) return bad('task');
       if (!isInt(r.attempt, 1)) return bad('attempt');
@@ -157,7 +181,8 @@ export function checkRecord(value: unknown): string | undefined {
       if (r.exit_code !== null && !Number.isSafeInteger(r.exit_code)) return bad('exit_code');
       if (!isStrOrNull(r.signal)) return bad('signal');
       if (r.reason !== undefined && !isStr(r.reason)) return bad('reason');
-      return r.retry === undefined || typeof r.retry === 'boolean' ? undefined : bad('retry');
+      if (r.retry !== undefined && typeof r.retry !== 'boolean') return bad('retry');
+      return checkOptionalInts(r, ['out_end', 'err_end'], bad);
     case 'skip':
       if (!isInt(r.task, 1)) return bad('task');
       if (!isTime(r.at)) return bad('at');

@@ -8,6 +8,7 @@ import {
   type Executor,
   type ProcessExit,
   type ProcessStart,
+  type SegmentSpan,
   slotEnv,
   type TaskRequest,
 } from './spawner.js';
@@ -139,12 +140,12 @@ export class ForkServer implements Executor {
     this.pending.set(id, { started: false, resolveStarted, resolveExit });
     this.ids.set(e, id);
     const env = envPairs(req.taskEnv);
+    const logs = 'segments' in req.logs ? ['T', req.logs.segments] : ['S', req.logs.out, req.logs.err];
     this.send([
-      'S',
+      logs[0]!,
       String(id),
       req.cwd,
-      req.out,
-      req.err,
+      ...logs.slice(1),
       String(req.argv.length),
       ...req.argv,
       String(env.length),
@@ -197,7 +198,7 @@ export class ForkServer implements Executor {
     this.rest += chunk;
     let nl = this.rest.indexOf('\n');
     while (nl >= 0) {
-      const [kind, idText, a, b, c] = this.rest.slice(0, nl).split('\t');
+      const [kind, idText, a, b, c, ...span] = this.rest.slice(0, nl).split('\t');
       this.rest = this.rest.slice(nl + 1);
       nl = this.rest.indexOf('\n');
       const id = Number(idText);
@@ -208,7 +209,7 @@ export class ForkServer implements Executor {
         if (Number(a) > 0) {
           p.pid = Number(a);
           p.at = stamp(c).at ?? Date.now() / 1000;
-          p.resolveStarted({ pid: p.pid, slot: Number(b), ...stamp(c) });
+          p.resolveStarted({ pid: p.pid, slot: Number(b), ...stamp(c), ...segmentOf(span) });
         } else {
           p.slot = Number(b);
           p.resolveStarted(null);
@@ -222,6 +223,7 @@ export class ForkServer implements Executor {
           exitCode: sig === 0 ? status >> 8 : null,
           signal: sig === 0 ? null : sig,
           ...stamp(b),
+          ...segmentOf(c === undefined ? [] : [c, ...span]),
           ...(p.slot !== undefined ? { slot: p.slot } : {}),
         });
       } else if (kind === 'X') {
@@ -231,6 +233,18 @@ export class ForkServer implements Executor {
       }
     }
   }
+}
+
+/** Where a task's output went in its segments, from a report's last fields (`seq off off [end end]`). */
+function segmentOf(fields: readonly string[]): { segment?: SegmentSpan } {
+  if (fields.length < 3) return {};
+  const [seq, outOff, errOff, outEnd, errEnd] = fields.map(Number) as number[];
+  const span: SegmentSpan = { seq: seq!, outOff: outOff!, errOff: errOff! };
+  if (fields.length >= 5) {
+    span.outEnd = outEnd!;
+    span.errEnd = errEnd!;
+  }
+  return { segment: span };
 }
 
 /** The server's time of a report, when it sent one. */

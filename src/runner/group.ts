@@ -40,6 +40,12 @@ export interface RunSettings {
   killGrace: number;
   /** Folder of the tasks' log files. */
   logDir: string;
+  /**
+   * How tasks' output is kept: `segments` (a few append-only files per runner slot, each attempt a byte range:
+   * src/protocol/log-slices.ts) or `files` (two per attempt). Omitted: files (launch files written before there
+   * was a choice).
+   */
+  logs?: LogsMode;
   /** Folder of the runners' record files. */
   recordsDir: string;
   /** Folder the CLI drops cancel requests into. */
@@ -59,6 +65,9 @@ export interface RunSettings {
    */
   termState?: 'cancelled' | 'killed';
 }
+
+/** How tasks' output is kept (`--logs`). */
+export type LogsMode = 'files' | 'segments';
 
 /** One task in a group file. */
 export interface GroupTask {

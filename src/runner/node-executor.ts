@@ -3,12 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { processStartTime } from '../util/proc.js';
 import { programText } from './programs.js';
+import { SegmentFiles } from './segment-files.js';
 import type { Slot } from './slots.js';
 import {
   type Execution,
   type Executor,
   type ProcessExit,
   type ProcessStart,
+  type SegmentSpan,
   signalGroup,
   slotEnv,
   type TaskRequest,
@@ -59,6 +61,7 @@ export class NodeExecutor implements Executor {
   private readonly free: Slot[];
   private readonly running = new Map<Execution, ChildProcess>();
   private readonly guard: Guard;
+  private readonly segments = new SegmentFiles();
   private closed = false;
 
   constructor(
@@ -111,7 +114,9 @@ export class NodeExecutor implements Executor {
 
   close(): void {
     this.closed = true;
-    if (this.running.size === 0) this.guard.close();
+    if (this.running.size > 0) return;
+    this.guard.close();
+    this.segments.close();
   }
 
   private pump(): void {
@@ -128,28 +133,51 @@ export class NodeExecutor implements Executor {
     });
   }
 
-  private start(q: Queued, slot: Slot): void {
-    const { req } = q;
+  /** The task's stdout and stderr descriptors (its own files, or its slot's segments); null when they cannot be opened. */
+  private openLogs(
+    req: TaskRequest,
+    slot: Slot,
+  ): { out: number; err: number; span?: SegmentSpan; own: boolean } | null {
+    const logs = req.logs;
+    if ('segments' in logs) {
+      try {
+        return { ...this.segments.begin(logs.segments, slot.index), own: false };
+      } catch {
+        return null;
+      }
+    }
     let out: number;
-    let err: number;
     try {
-      out = fs.openSync(req.out, 'w');
+      out = fs.openSync(logs.out, 'w');
     } catch {
-      this.cannotLog(q, slot);
-      return;
+      return null;
     }
     try {
-      err = fs.openSync(req.err, 'w');
+      return { out, err: fs.openSync(logs.err, 'w'), own: true };
     } catch {
       fs.closeSync(out);
+      return null;
+    }
+  }
+
+  private start(q: Queued, slot: Slot): void {
+    const { req } = q;
+    const logs = this.openLogs(req, slot);
+    if (!logs) {
       this.cannotLog(q, slot);
       return;
     }
+    const { span } = logs;
+    const ended = (): { segment?: SegmentSpan } => {
+      if (!span || !('segments' in req.logs)) return {};
+      const full = this.segments.end(req.logs.segments, slot.index, span);
+      return full ? { segment: full } : {};
+    };
     try {
       const child = spawn(req.argv[0]!, req.argv.slice(1), {
         cwd: req.cwd,
         env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
-        stdio: ['ignore', out, err],
+        stdio: ['ignore', logs.out, logs.err],
         detached: true,
       });
       const done = (v: ProcessExit) => {
@@ -161,26 +189,31 @@ export class NodeExecutor implements Executor {
       if (pid !== undefined) {
         this.running.set(q.e, child);
         this.guard.started(pid);
-        q.resolveStarted({ pid, slot: slot.index });
+        q.resolveStarted({ pid, slot: slot.index, ...(span ? { segment: span } : {}) });
         child.once('exit', (exitCode, signal) => {
           // What it left in its group goes with it. It was reaped in this very callback: for its pid to be
           // another group's already, the kernel's pid counter would have to wrap onto it within microseconds.
           signalGroup(pid, 'SIGKILL');
           this.running.delete(q.e);
           this.guard.ended(pid);
-          if (this.closed && this.running.size === 0) this.guard.close();
-          done({ exitCode, signal: signal === null ? null : os.constants.signals[signal] });
+          if (this.closed && this.running.size === 0) this.close();
+          done({ exitCode, signal: signal === null ? null : os.constants.signals[signal], ...ended() });
         });
       } else {
+        const errFd = logs.err;
         child.once('error', (e: NodeJS.ErrnoException) => {
-          fs.appendFileSync(req.err, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+          fs.writeSync(errFd, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+          if (logs.own) fs.closeSync(errFd);
           q.resolveStarted(null);
-          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index });
+          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
         });
+        if (logs.own) fs.closeSync(logs.out);
+        return;
       }
-    } finally {
-      fs.closeSync(out);
-      fs.closeSync(err);
+    } catch (err) {
+      if (logs.own) for (const fd of [logs.out, logs.err]) fs.closeSync(fd);
+      throw err;
     }
+    if (logs.own) for (const fd of [logs.out, logs.err]) fs.closeSync(fd);
   }
 }

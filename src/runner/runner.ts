@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type AttemptRecord, nowSec, RECORDS_VERSION } from '../protocol/records.js';
+import { segmentFile } from '../protocol/log-slices.js';
+import { type AttemptRecord, nowSec, RECORDS_VERSION, type StartRecord } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { processStartTime, shortHostname } from '../util/proc.js';
@@ -12,7 +13,7 @@ import type { CancelRequest, GroupFile, GroupTask } from './group.js';
 import { NodeExecutor } from './node-executor.js';
 import { RecordWriter } from './record-writer.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import type { Execution, Executor, ProcessExit } from './spawner.js';
+import type { Execution, Executor, ProcessExit, SegmentSpan } from './spawner.js';
 
 /** How a task's attempt ended, as live progress shows it (attempt 0: cancelled before it ever started). */
 export interface TaskEnd {
@@ -25,7 +26,7 @@ export interface TaskEnd {
   reason?: string;
   /** How long it ran, seconds (null: it never started). */
   seconds: number | null;
-  /** Its stderr log (null: it never started). */
+  /** Its stderr log file (null: it never started, or its output is in segments: see `drover logs`). */
   err: string | null;
   willRetry: boolean;
 }
@@ -51,6 +52,11 @@ export interface RunnerOptions {
   keepOpen?: boolean;
   /** Tasks handed to the executor ahead of free slots (default: 2 per slot). */
   lookahead?: number;
+  /**
+   * The name of this runner's segments in the log folder (`<name>.<slot>.out`), when the group writes segments
+   * (default: the runner's name). A pool worker's are named by the controller, which records the paths.
+   */
+  segmentName?: string;
 }
 
 /** Final counts of a runner: each task counted once, by its last attempt (or cancelled before starting). */
@@ -111,6 +117,8 @@ export class Runner {
   private readonly groupEnv: Record<string, string> = {};
   private readonly sharedExecutor: boolean;
   private open: boolean;
+  /** Where the tasks' output goes in segments (`<prefix>.<slot>.out`); undefined: a log file per task. */
+  private readonly segments: string | undefined;
 
   constructor(
     private readonly group: GroupFile,
@@ -134,6 +142,8 @@ export class Runner {
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
     this.recordsFile = path.join(group.recordsDir, `${this.name}.jsonl`);
+    this.segments =
+      group.logs === 'segments' ? path.join(group.logDir, options.segmentName ?? this.name) : undefined;
     // While the record file refuses writes (disk full), no task starts: one that did could not be recorded.
     this.writer = new RecordWriter(this.recordsFile, {
       onBlocked: () => this.holdUnstarted(),
@@ -311,8 +321,27 @@ export class Runner {
 
   private submit(q: Queued): void {
     const { task, attempt } = q;
-    const out = path.join(this.group.logDir, `${task.id}.${attempt}.out`);
-    const err = path.join(this.group.logDir, `${task.id}.${attempt}.err`);
+    const segments = this.segments;
+    const files = {
+      out: path.join(this.group.logDir, `${task.id}.${attempt}.out`),
+      err: path.join(this.group.logDir, `${task.id}.${attempt}.err`),
+    };
+    // Where the attempt's output went, as its start record says it: its files, or its slot's segments and where
+    // it begins in them (nothing when the segments could not be opened).
+    const logsOf = (
+      slot: number,
+      span: SegmentSpan | undefined,
+    ): Pick<StartRecord, 'out' | 'err' | 'out_off' | 'err_off' | 'seq'> => {
+      if (!segments) return files;
+      if (!span) return { out: '', err: '' };
+      return {
+        out: segmentFile(segments, slot, 'out'),
+        err: segmentFile(segments, slot, 'err'),
+        out_off: span.outOff,
+        err_off: span.errOff,
+        seq: span.seq,
+      };
+    };
     const command = wrapCommand(task.command, this.group.header, this.group.footer);
     const exec = this.executor.submit({
       argv: commandArgv(command),
@@ -325,8 +354,7 @@ export class Runner {
         DROVER_RESULT_FILE: path.join(this.group.logDir, `${task.id}.${attempt}.result.json`),
       },
       cwd: this.group.cwd,
-      out,
-      err,
+      logs: segments ? { segments } : files,
     });
     const f: InFlight = { ...q, exec, pid: null, stopReason: null, timers: [] };
     this.inFlight.add(f);
@@ -346,8 +374,7 @@ export class Runner {
         slot: s.slot,
         gpus: gpus.length > 0 ? gpus.join(',') : null,
         host: this.host,
-        out,
-        err,
+        ...logsOf(s.slot, s.segment),
       });
       this.hooks.onStart?.(task.id, attempt, s.slot);
       if (f.stopReason !== null) this.signalStop(f);
@@ -379,8 +406,7 @@ export class Runner {
           slot,
           gpus: gpus.length > 0 ? gpus.join(',') : null,
           host: this.host,
-          out,
-          err,
+          ...logsOf(slot, exit.segment),
         });
       }
       const stop = exit.serverLost && f.stopReason === null ? 'server' : f.stopReason;
@@ -394,6 +420,9 @@ export class Runner {
         at,
         ...end,
         ...(willRetry ? { retry: true } : {}),
+        ...(segments && exit.segment?.outEnd !== undefined
+          ? { out_end: exit.segment.outEnd, err_end: exit.segment.errEnd! }
+          : {}),
       });
       this.hooks.onEnd?.({
         task: task.id,
@@ -403,7 +432,7 @@ export class Runner {
         signal: end.signal,
         ...(end.reason !== undefined ? { reason: end.reason } : {}),
         seconds: f.startedAt !== undefined ? Math.max(0, at - f.startedAt) : null,
-        err,
+        err: segments ? null : files.err,
         willRetry,
       });
       if (willRetry) this.scheduleRetry({ task, attempt: attempt + 1, retry: q.retry + 1 });

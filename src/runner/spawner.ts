@@ -13,9 +13,23 @@ export interface TaskRequest {
   /** Variables of this task on top of the shared environment (DROVER_TASK_ID, DROVER_ATTEMPT, ...). */
   taskEnv: Record<string, string>;
   cwd: string;
-  /** Log files for stdout and stderr (created or truncated). */
-  out: string;
-  err: string;
+  logs: TaskLogs;
+}
+
+/**
+ * Where a task's output goes: its own two log files (created or truncated), or the segments of the slot it runs
+ * in, `<segments>.<slot>.out` and `.err` (appended to; src/protocol/log-slices.ts), with their index.
+ */
+export type TaskLogs = { out: string; err: string } | { segments: string };
+
+/** Where a task's output begins (and, once it has ended, ends) in its slot's segments. */
+export interface SegmentSpan {
+  /** Its number among the tasks of these segments: its entry in their index. */
+  seq: number;
+  outOff: number;
+  errOff: number;
+  outEnd?: number;
+  errEnd?: number;
 }
 
 /** How a task process ended: an exit code, or the number of the signal that ended it. */
@@ -28,6 +42,8 @@ export interface ProcessExit {
   slot?: number;
   /** The executor's process server died while the task ran: the runner stopped it (SERVER_LOST), its status is unknown. */
   serverLost?: true;
+  /** Output in segments: where it went, ends included (absent when the server died). */
+  segment?: SegmentSpan;
 }
 
 /** Where and when a task started: its pid (also its process group id), its slot, and the time (Unix seconds). */
@@ -35,6 +51,8 @@ export interface ProcessStart {
   pid: number;
   slot: number;
   at?: number;
+  /** Output in segments: where it begins. */
+  segment?: SegmentSpan;
 }
 
 /** A submitted task: when and where it started, and how it ended. */

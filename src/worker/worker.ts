@@ -212,6 +212,7 @@ export class Worker {
       ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
       killGrace: s.killGrace,
       logDir: s.logDir,
+      logs: s.logs ?? 'files',
       recordsDir: path.join(this.o.dir, this.id, `launch-${s.launch}`),
       cancelDir: path.join(this.o.dir, this.id, 'no-cancel-files'),
       ...(s.header ? { header: s.header } : {}),
@@ -231,7 +232,14 @@ export class Worker {
         },
       },
       process.env,
-      { executor: this.executor, slots: this.slots, keepOpen: true, lookahead: Number.POSITIVE_INFINITY },
+      {
+        executor: this.executor,
+        slots: this.slots,
+        keepOpen: true,
+        lookahead: Number.POSITIVE_INFINITY,
+        // The controller records a worker's segments under the worker's id (worker-events.ts, logPaths).
+        segmentName: this.id,
+      },
     );
     this.runners.set(s.launch, runner);
     void runner.run();

@@ -17,7 +17,8 @@ async function oneLog(t: Parameters<typeof tempWorkspace>[0]): Promise<{ cwd: st
   const cwd = tempWorkspace(t);
   const pre = await runDrover(['prelaunch', '+command', 'echo hello', '+jobname', 'L', '+q'], { cwd });
   assert.equal(pre.code, 0, pre.stderr);
-  const l = await runDrover(['launch', '--jobname', 'L', '-q'], { cwd });
+  // A file of its own, to grow by hand (a slice of a segment has its recorded end).
+  const l = await runDrover(['launch', '--jobname', 'L', '--logs', 'files', '-q'], { cwd });
   assert.equal(l.code, 0, l.stderr);
   const p = await runDrover(['logs', 'L', '1', '--path'], { cwd });
   assert.equal(p.code, 0, p.stderr);

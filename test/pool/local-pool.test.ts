@@ -17,7 +17,10 @@ test('a local pool of 4 workers runs a 2000-task sweep to completion, each task 
     },
   );
   assert.equal(pre.code, 0, pre.stderr);
-  fs.writeFileSync(path.join(cwd, 'mark.sh'), 'echo "$1 $DROVER_WORKER" >> "runs/$DROVER_TASK_ID"\n');
+  fs.writeFileSync(
+    path.join(cwd, 'mark.sh'),
+    'echo "$1 $DROVER_WORKER" >> "runs/$DROVER_TASK_ID"; echo "out $1"; echo "err $1" >&2\n',
+  );
   await createPool(cwd, 'p', ['--workers', '4', '--cpus', '1']);
 
   const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'S', '--follow', '--json'], { cwd });
@@ -48,11 +51,16 @@ test('a local pool of 4 workers runs a 2000-task sweep to completion, each task 
     workers.add(lines[0]!.split(' ')[1]!);
   }
   assert.equal(workers.size, 4);
-  // Logs are where drover logs finds them.
-  fs.writeFileSync(path.join(cwd, 'x'), '');
+  // Logs are where drover logs finds them: each worker's slot segments (one slot each), every task its own slice.
   const logs = await runDrover(['logs', 'S', '7', '--path'], { cwd });
   assert.equal(logs.code, 0, logs.stderr);
-  assert.match(logs.stdout, /\.drover\/logs\/S\/1\/7\.1\.out/);
+  assert.match(logs.stdout, /\.drover\/logs\/S\/1\/[\w.-]+\.0\.out\n$/);
+  const files = fs.readdirSync(path.join(cwd, '.drover', 'logs', 'S', '1'));
+  assert.ok(files.length <= 4 * 3, `${files.length} log files for 2000 tasks on 4 one-slot workers`);
+  for (const task of ['1', '7', '1000', '2000']) {
+    assert.equal((await runDrover(['logs', 'S', task], { cwd })).stdout, `out ${task}\n`);
+    assert.equal((await runDrover(['logs', 'S', task, '--err'], { cwd })).stdout, `err ${task}\n`);
+  }
 });
 
 test('--num-jobs N runs the command N times with DROVER_JOB_RANK 0..N-1 and DROVER_NUM_JOBS', async (t) => {

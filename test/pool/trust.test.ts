@@ -22,10 +22,19 @@ function attemptRow(cwd: string, job: string, task: number) {
   try {
     return db
       .prepare(
-        'SELECT host, stdout_path, stderr_path, state FROM attempts WHERE task_id = ? AND job_id = (SELECT id FROM jobs WHERE name = ?)',
+        `SELECT host, stdout_path, stderr_path, state, stdout_off, stdout_end, log_seq FROM attempts
+         WHERE task_id = ? AND job_id = (SELECT id FROM jobs WHERE name = ?)`,
       )
       .get(task, job) as
-      | { host: string; stdout_path: string; stderr_path: string; state: string }
+      | {
+          host: string;
+          stdout_path: string;
+          stderr_path: string;
+          state: string;
+          stdout_off: number | null;
+          stdout_end: number | null;
+          log_seq: number | null;
+        }
       | undefined;
   } finally {
     db.close();
@@ -50,12 +59,20 @@ test('a worker may report only the attempts it was given, and never a direct lau
     assert.equal(r.status, 400, `host ${JSON.stringify(host)}: ${JSON.stringify(r.body)}`);
   }
   assert.equal(dumpLedger(cwd), before);
-  const report = (launch: number, task: number, attempt: number, out = '/etc/passwd') => ({
+  // Where the attempt's output is in the worker's slot segments (the pool launch keeps segments, the default).
+  const span = (slot: number) => ({
+    start: { slot, out_off: 5, err_off: 7, seq: 0 },
+    end: { out_end: 9, err_end: 7 },
+  });
+  const report = (launch: number, task: number, attempt: number, out = '/etc/passwd', where = span(0)) => ({
     batches: [
       {
         seq: 1,
         launch,
-        records: [startRecord(task, attempt, { out, host: 'attacker' }), endRecord(task, attempt)],
+        records: [
+          startRecord(task, attempt, { out, host: 'attacker', ...where.start }),
+          endRecord(task, attempt, where.end),
+        ],
       },
     ],
   });
@@ -100,12 +117,30 @@ test('a worker may report only the attempts it was given, and never a direct lau
   const row = attemptRow(cwd, 'B', g.task)!;
   assert.equal(row.state, 'succeeded');
   assert.equal(row.host, 'fakehost');
+  // Its slot's segment under the launch's log folder, named by the worker's id; the range it said.
   assert.equal(
     row.stdout_path,
-    path.join(cwd, '.drover', 'logs', 'B', String(bLaunch), `${g.task}.${g.attempt}.out`),
+    path.join(cwd, '.drover', 'logs', 'B', String(bLaunch), `${honest.id}.0.out`),
   );
+  assert.deepEqual([row.stdout_off, row.stdout_end, row.log_seq], [5, 9, 0]);
   const logs = await runDrover(['logs', 'B', String(g.task), '--path'], { cwd });
   assert.equal(logs.stdout.trim(), row.stdout_path);
+  // A slot the worker does not have names no segment: the attempt is recorded without a log.
+  const g2 = given[1]!;
+  const off = await honest.call('/report', {
+    batches: [
+      {
+        seq: 2,
+        launch: bLaunch,
+        records: report(bLaunch, g2.task, g2.attempt, 'x', span(4)).batches[0]!.records,
+      },
+    ],
+  });
+  assert.equal(off.status, 200, JSON.stringify(off.body));
+  assert.deepEqual(
+    [attemptRow(cwd, 'B', g2.task)!.stdout_path, attemptRow(cwd, 'B', g2.task)!.stdout_off],
+    ['', null],
+  );
   assert.ok(!(await runDrover(['logs', 'B', String(g.task)], { cwd })).stdout.includes('root:'));
   // The direct launch's task is as it ran.
   assert.deepEqual(
@@ -116,7 +151,7 @@ test('a worker may report only the attempts it was given, and never a direct lau
   const replay = await honest.call('/report', report(bLaunch, g.task, g.attempt));
   assert.equal(replay.status, 200);
   const again = await honest.call('/report', {
-    batches: [{ seq: 2, launch: bLaunch, records: [endRecord(g.task, g.attempt, { state: 'failed' })] }],
+    batches: [{ seq: 3, launch: bLaunch, records: [endRecord(g.task, g.attempt, { state: 'failed' })] }],
   });
   assert.equal(again.status, 403);
   assert.equal(attemptRow(cwd, 'B', g.task)!.state, 'succeeded');

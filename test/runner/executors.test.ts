@@ -64,7 +64,7 @@ async function runOne(
   const out = path.join(logDir, 'task.out');
   const err = path.join(logDir, 'task.err');
   try {
-    const e = ex.submit({ argv, taskEnv: opts.taskEnv ?? {}, cwd: opts.cwd ?? dir, out, err });
+    const e = ex.submit({ argv, taskEnv: opts.taskEnv ?? {}, cwd: opts.cwd ?? dir, logs: { out, err } });
     return await settle(e, out, err);
   } finally {
     ex.close();
@@ -180,7 +180,12 @@ for (const kind of KINDS) {
       const runs = [1, 2, 3, 4, 5, 6].map((i) => {
         const out = path.join(dir, `${i}.out`);
         const err = path.join(dir, `${i}.err`);
-        const e = ex.submit({ argv: ['sh', '-c', script, String(i)], taskEnv: {}, cwd: dir, out, err });
+        const e = ex.submit({
+          argv: ['sh', '-c', script, String(i)],
+          taskEnv: {},
+          cwd: dir,
+          logs: { out, err },
+        });
         e.started.then(() => startOrder.push(i));
         return settle(e, out, err);
       });
@@ -212,8 +217,7 @@ for (const kind of KINDS) {
         argv,
         taskEnv: {},
         cwd: dir,
-        out: path.join(dir, `${name}.out`),
-        err: path.join(dir, `${name}.err`),
+        logs: { out: path.join(dir, `${name}.out`), err: path.join(dir, `${name}.err`) },
       });
       t.after(() => ex.close());
       const first = ex.submit(req('first', ['sleep', '0.5']));
@@ -239,7 +243,7 @@ for (const kind of KINDS) {
           const server = ${kind === 'python' ? "{ kind: 'python', interpreter: findPython() }" : 'undefined'};
           const ex = new ForkServer([{ index: 0, gpus: [] }], process.env, ${JSON.stringify(dir)}, server);
           ex.submit({ argv: ['sh', '-c', 'echo $$ > ${pidFile}; exec sleep 60'], taskEnv: {}, cwd: ${JSON.stringify(dir)},
-            out: ${JSON.stringify(path.join(dir, 'o'))}, err: ${JSON.stringify(path.join(dir, 'e'))} });
+            logs: { out: ${JSON.stringify(path.join(dir, 'o'))}, err: ${JSON.stringify(path.join(dir, 'e'))} } });
           setInterval(() => {}, 1000);
         `;
         const runner = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: 'ignore' });

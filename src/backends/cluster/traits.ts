@@ -15,4 +15,6 @@ export const CLUSTER_TRAITS: BackendTraits = {
   ]),
   refusal: 'cluster launches always return once submitted',
   taskRows: 'eager',
+  // The element runners (element.py, element.sh, single.pl) write a log file per task.
+  logs: ['files'],
 };

@@ -45,10 +45,14 @@ export function deadRunnerVerdict(tasks: readonly Unfinished[]): DeadRunnerVerdi
   return v;
 }
 
-/** The folder of a launch's logs, from its launch file (undefined if it was never written). */
+/**
+ * The folder of a launch's log files, from its launch file: undefined if it was never written, or when its tasks
+ * wrote segments (no file per attempt tells whether one started; where a lost start's output is, is unknown).
+ */
 function logDirOf(launch: LaunchRow): string | undefined {
   try {
-    return (JSON.parse(fs.readFileSync(path.join(launch.dir, 'launch.json'), 'utf8')) as LaunchFile).logDir;
+    const file = JSON.parse(fs.readFileSync(path.join(launch.dir, 'launch.json'), 'utf8')) as LaunchFile;
+    return file.logs === 'segments' ? undefined : file.logDir;
   } catch {
     return undefined;
   }

@@ -15,6 +15,7 @@ export const localBackend: Backend = {
     options: new Set(['maxTasks', 'duration', 'detach', 'after']),
     refusal: 'it is for cluster schedulers',
     taskRows: 'eager',
+    logs: ['segments', 'files'],
   },
   check(request) {
     // Checked before anything is written: the runner would refuse the same way.

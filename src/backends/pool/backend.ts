@@ -12,7 +12,12 @@ import { nudgeServer } from './server-info.js';
  */
 export const poolBackend: Backend = {
   name: 'pool',
-  traits: { options: new Set(['numJobs']), refusal: 'the pool decides', taskRows: 'lazy' },
+  traits: {
+    options: new Set(['numJobs']),
+    refusal: 'the pool decides',
+    taskRows: 'lazy',
+    logs: ['segments', 'files'],
+  },
   record: recordPoolLaunch,
   launch: launchOnPool,
   reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {

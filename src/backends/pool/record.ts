@@ -18,6 +18,7 @@ export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void
     launch: launch.id,
     cwd: s.cwd,
     logDir: s.logDir,
+    ...(s.logs ? { logs: s.logs } : {}),
     ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
     killGrace: s.killGrace,
     ...(config.header ? { header: config.header } : {}),

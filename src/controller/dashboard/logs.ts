@@ -1,39 +1,41 @@
 import fs from 'node:fs';
+import { extentOf, type LogPlace, readRange } from '../../protocol/log-slices.js';
 
 /** How much of a log's end the task page shows. */
 export const TAIL_BYTES = 16 * 1024;
 
-/** The end of a log file as the task page shows it. */
+/** The end of an attempt's output as the task page shows it. */
 export interface LogTail {
   path: string | null;
-  /** Bytes in the file now; null when it is not there (never written, removed, or on a node's own disk). */
+  /** Bytes of it now; null when its file is not there (never written, removed, or on a node's own disk). */
   size: number | null;
   /** Its last TAIL_BYTES at most, as text (a character cut at the start shows as U+FFFD). */
   text: string;
-  /** True when the file holds more than the text shows. */
+  /** True when it holds more than the text shows. */
   cut: boolean;
 }
 
-/** The tail of a log file: a stat and one read of at most TAIL_BYTES, whatever the file's size. */
-export function logTail(file: string | null, bytes = TAIL_BYTES): LogTail {
-  if (file === null) return { path: null, size: null, text: '', cut: false };
+/**
+ * The tail of an attempt's output (its own file, or its slice of a segment): a stat and one read of at most
+ * TAIL_BYTES, whatever the size.
+ */
+export function logTail(place: LogPlace | null, stream: 'out' | 'err' = 'out', bytes = TAIL_BYTES): LogTail {
+  const file = place?.path ?? null;
+  if (place === null || file === null || file === '') return { path: file, size: null, text: '', cut: false };
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
   } catch {
-    return { path: file, size: null, text: '', cut: false };
+    // An empty slice needs no file: its segment may never have been made.
+    const empty = place.off !== null && place.end !== null && place.end <= place.off;
+    return { path: file, size: empty ? 0 : null, text: '', cut: false };
   }
   try {
-    const size = fs.fstatSync(fd).size;
-    const want = Math.min(size, bytes);
-    const buf = Buffer.alloc(want);
-    let got = 0;
-    while (got < want) {
-      const n = fs.readSync(fd, buf, got, want - got, size - want + got);
-      if (n === 0) break;
-      got += n;
-    }
-    return { path: file, size, text: buf.subarray(0, got).toString('utf8'), cut: size > want };
+    const { start, end } = extentOf(fd, place, stream);
+    const size = end - start;
+    const from = Math.max(start, end - bytes);
+    const text = readRange(fd, from, end).toString('utf8');
+    return { path: file, size, text, cut: from > start };
   } finally {
     fs.closeSync(fd);
   }

@@ -22,6 +22,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import { goneWorkers, liveWorkerRows } from '../../ledger/pool-workers.js';
 import { listPoolRows } from '../../ledger/pools.js';
 import { jobCounts, launchCounts, launchTimes } from '../../ledger/queries.js';
+import { placeOf } from '../../protocol/log-slices.js';
 import { API_PREFIX } from '../../protocol/messages.js';
 import { STATES, type State } from '../../protocol/states.js';
 import { validateJobname } from '../../sweep/index.js';
@@ -283,8 +284,8 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
         task,
         attempts,
         attempt: shown?.attempt ?? null,
-        stdout: logTail(shown?.stdout_path ?? null),
-        stderr: logTail(shown?.stderr_path ?? null),
+        stdout: shown ? logTail(placeOf(shown, 'out'), 'out') : logTail(null),
+        stderr: shown ? logTail(placeOf(shown, 'err'), 'err') : logTail(null),
         result,
       };
     },

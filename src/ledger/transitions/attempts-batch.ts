@@ -2,7 +2,7 @@ import type { EndRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
 import type { Ledger } from '../ledger.js';
 import { legalFromSql } from '../moves.js';
-import { ATTEMPT_COLUMNS, attemptValues, taskStateAfter } from './attempts.js';
+import { ATTEMPT_COLUMNS, ATTEMPT_VALUES, attemptValues, taskStateAfter } from './attempts.js';
 
 /**
  * Transition `recordAttempts`: many whole attempts at once, each exactly what `recordAttempt` makes of a start
@@ -84,11 +84,11 @@ function insertAttempts(
   for (; i < pairs.length; i++) one.run(attemptValues(jobId, launchId, ...pairs[i]!));
 }
 
-/** Attempts per INSERT statement (16 values each). */
+/** Attempts per INSERT statement (ATTEMPT_VALUES values each). */
 const ROWS = 64;
 
 function insertSql(rows: number): string {
-  const row = `(${Array(16).fill('?').join(', ')})`;
+  const row = `(${Array(ATTEMPT_VALUES).fill('?').join(', ')})`;
   return `INSERT INTO attempts (${ATTEMPT_COLUMNS})
   VALUES ${Array(rows).fill(row).join(', ')}`;
 }

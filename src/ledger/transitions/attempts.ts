@@ -31,10 +31,26 @@ export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: 
   if (!ledger.db.inTransaction) return ledger.write(() => recordStart(ledger, jobId, launchId, r));
   const info = ledger
     .stmt(
-      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, host, slot, gpus, pid, stdout_path, stderr_path)
-       VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, host, slot, gpus, pid, stdout_path, stderr_path,
+         stdout_off, stderr_off, log_seq)
+       VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .run(jobId, r.task, r.attempt, launchId, r.at, r.host, r.slot, r.gpus, r.pid, r.out, r.err);
+    .run(
+      jobId,
+      r.task,
+      r.attempt,
+      launchId,
+      r.at,
+      r.host,
+      r.slot,
+      r.gpus,
+      r.pid,
+      r.out,
+      r.err,
+      r.out_off ?? null,
+      r.err_off ?? null,
+      r.seq ?? null,
+    );
   if (info.changes === 0) return UNCHANGED;
   const no = moveInLaunch(ledger, launchId, r.task, 'running');
   if (no) {
@@ -88,10 +104,22 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
     return refused(launchId, r.task, a.state ?? undefined, to);
   ledger
     .stmt(
-      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?
+      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?, stdout_end = ?, stderr_end = ?
        WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?`,
     )
-    .run(r.state, r.exit_code, r.signal, r.at, r.reason ?? null, jobId, r.task, r.attempt, launchId);
+    .run(
+      r.state,
+      r.exit_code,
+      r.signal,
+      r.at,
+      r.reason ?? null,
+      r.out_end ?? null,
+      r.err_end ?? null,
+      jobId,
+      r.task,
+      r.attempt,
+      launchId,
+    );
   ledger
     .stmt(
       `UPDATE launches SET last_end = max(coalesce(last_end, ?), ?),
@@ -145,7 +173,10 @@ export function recordEndWithoutStart(
 
 /** The columns of a whole attempt's row, in the order attemptValues gives them. */
 export const ATTEMPT_COLUMNS = `job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
-  host, slot, gpus, pid, stdout_path, stderr_path, reason`;
+  host, slot, gpus, pid, stdout_path, stderr_path, reason, stdout_off, stdout_end, stderr_off, stderr_end, log_seq`;
+
+/** How many values attemptValues gives. */
+export const ATTEMPT_VALUES = 21;
 
 /** A whole attempt's row (ATTEMPT_COLUMNS) from its start and end records. */
 export function attemptValues(jobId: number, launchId: number, s: StartRecord, e: EndRecord): unknown[] {
@@ -166,6 +197,11 @@ export function attemptValues(jobId: number, launchId: number, s: StartRecord, e
     s.out,
     s.err,
     e.reason ?? null,
+    s.out_off ?? null,
+    e.out_end ?? null,
+    s.err_off ?? null,
+    e.err_end ?? null,
+    s.seq ?? null,
   ];
 }
 
@@ -185,7 +221,7 @@ export function recordAttempt(
   const info = ledger
     .stmt(
       `INSERT INTO attempts (${ATTEMPT_COLUMNS})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+       VALUES (${Array(ATTEMPT_VALUES).fill('?').join(', ')}) ON CONFLICT DO NOTHING`,
     )
     .run(attemptValues(jobId, launchId, s, e));
   if (info.changes === 0) return UNCHANGED;

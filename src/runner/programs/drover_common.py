@@ -30,6 +30,7 @@ TASK_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, si
                 signal.SIGUSR1]
 DEVNULL = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+SEGMENT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
 _found = {}
 
 

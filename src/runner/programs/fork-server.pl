@@ -8,7 +8,8 @@
 # Messages in: a decimal byte length, a newline, and that many bytes of NUL-terminated fields:
 # - `E KEY=VALUE...`            the environment shared by every task (the server's own, inherited on fork)
 # - `L slot KEY=VALUE...`       one slot and the variables of tasks in it (DROVER_SLOT, CUDA_VISIBLE_DEVICES)
-# - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task
+# - `S id cwd out err nargs arg... nenv KEY=VALUE...`   queue a task, its output to its own log files
+# - `T id cwd prefix nargs arg... nenv KEY=VALUE...`    queue a task, its output to its slot's segments
 # - `W id`                      withdraw a queued task (reported `X id`; ignored once started)
 # - `K id signal`               send a signal (by number) to a started task's process group, if not reaped yet
 # - `G seconds`                 the grace between SIGTERM and SIGKILL when input ends with tasks running
@@ -16,6 +17,10 @@
 # Reports out, one line each: `S id pid slot time` (started; pid is also its process group id), `E id status time`
 # (ended: the raw wait status, exit code << 8 or the signal number), `X id` (withdrawn before it started); times
 # are Unix seconds with milliseconds, so records say when things happened, not when the runner heard of them.
+# A task in segments has `seq out_off err_off` after its start's time and `seq out_off err_off out_end err_end`
+# after its end's: the segments `<prefix>.<slot>.out` and `.err` are opened once (O_APPEND) and their sizes taken
+# just before the task starts and just after it is reaped; the ends go into the index `<prefix>.<slot>.idx`
+# (entry `seq`, `%015d %015d\n`) before the slot's next task starts (src/protocol/log-slices.ts).
 #
 # Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
 # program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
@@ -31,7 +36,32 @@ $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 { my $old = select($wake_w); $| = 1; select($old); }
 $SIG{CHLD} = sub { syswrite($wake_w, 'c') };
-my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of);
+my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of, %span_of, %segments, @segment_order);
+use Fcntl ();
+# The segments of (prefix, slot): [out fh, err fh, index fh, next entry]; at most 64 open, the oldest closed.
+sub segment {
+  my ($prefix, $slot) = @_;
+  my $key = "$prefix\0$slot";
+  return $segments{$key} if $segments{$key};
+  my $base = "$prefix.$slot";
+  my $flags = Fcntl::O_WRONLY() | Fcntl::O_CREAT() | Fcntl::O_APPEND();
+  sysopen(my $o, "$base.out", $flags, 0666) or return undef;
+  sysopen(my $e, "$base.err", $flags, 0666) or return undef;
+  sysopen(my $i, "$base.idx", Fcntl::O_RDWR() | Fcntl::O_CREAT(), 0666) or return undef;
+  $segments{$key} = [$o, $e, $i, int((-s $i) / 32)];
+  push @segment_order, $key;
+  delete $segments{shift @segment_order} while @segment_order > 64;
+  return $segments{$key};
+}
+# The ends of a task's output after its reap, into the index before the slot's next task: then reported.
+sub span_end {
+  my ($prefix, $slot, $seq, $ooff, $eoff) = @{ $_[0] };
+  my $s = segment($prefix, $slot) or return '';
+  my ($oend, $eend) = (-s $s->[0] || 0, -s $s->[1] || 0);
+  sysseek($s->[2], $seq * 32, 0) and syswrite($s->[2], sprintf("%015d %015d\n", $oend, $eend)) or return '';
+  $s->[3] = $seq + 1 if $s->[3] < $seq + 1;
+  return "\t$seq\t$ooff\t$eoff\t$oend\t$eend";
+}
 my $buf = ''; my $eof = 0; my $stop_at = 0; my $grace = 5; my $aborted = 0;
 use Cwd (); my $start_dir = Cwd::getcwd();
 sub pairs { my %h; for my $kv (@_) { my $i = index($kv, '='); $h{substr($kv, 0, $i)} = substr($kv, $i + 1); } return %h; }
@@ -48,31 +78,51 @@ sub flush_out {
 sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
     kill('KILL', -$pid); # what it left in its group goes with it (nothing here forks between reap and kill)
+    my $status = $?;
     my $id = delete $task_of{$pid};
     next unless defined $id;
     delete $pid_of{$id};
     push @free, delete $slot_of{$pid};
-    $reports .= sprintf("E\t%s\t%d\t%.3f\n", $id, $?, POSIX::ceil(Time::HiRes::time() * 1000) / 1000);
+    my $ended = POSIX::ceil(Time::HiRes::time() * 1000) / 1000;
+    my $span = delete $span_of{$pid};
+    $reports .= sprintf("E\t%s\t%d\t%.3f%s\n", $id, $status, $ended, $span ? span_end($span) : '');
   }
 }
 sub launch {
   while (@free && @queue) {
     my $slot = shift @free;
     my @f = @{ shift @queue };
-    my ($id, $cwd, $out, $err, $nargs) = splice(@f, 0, 5);
+    my $kind = shift @f;
+    my ($id, $cwd) = splice(@f, 0, 2);
+    my ($out, $err, $span, $seg);
+    if ($kind eq 'T') { my $prefix = shift @f; $seg = segment($prefix, $slot); $span = $seg && [$prefix, $slot, $seg->[3], -s $seg->[0] || 0, -s $seg->[1] || 0]; }
+    else { ($out, $err) = splice(@f, 0, 2); }
+    my $nargs = shift @f;
     my @argv = splice(@f, 0, $nargs);
     my $nenv = shift @f;
     my @env = splice(@f, 0, $nenv);
     # Stamped before the fork and rounded down (its end after the reap, rounded up): never a duration too short.
     my $started = POSIX::floor(Time::HiRes::time() * 1000) / 1000;
-    my $pid = fork();
-    if (!defined $pid) { push @free, $slot; $reports .= "S\t$id\t0\t$slot\nE\t$id\t" . (126 << 8) . "\n"; next; }
+    $seg->[3]++ if $span;
+    my $pid = ($kind eq 'T' && !$seg) ? undef : fork();
+    if (!defined $pid) {
+      push @free, $slot;
+      my $where = $span ? sprintf("\t%.3f\t%d\t%d\t%d", $started, @$span[2 .. 4]) : '';
+      my $end = $span ? sprintf("\t%.3f", $started) . span_end($span) : '';
+      $reports .= "S\t$id\t0\t$slot$where\nE\t$id\t" . (126 << 8) . "$end\n";
+      next;
+    }
     if ($pid == 0) {
       $SIG{$_} = 'DEFAULT' for qw(INT TERM PIPE HUP CHLD);
       POSIX::setpgid(0, 0);
       open(STDIN, '<', '/dev/null');
-      open(STDOUT, '>', $out) or POSIX::_exit(126);
-      open(STDERR, '>', $err) or POSIX::_exit(126);
+      if ($span) {
+        open(STDOUT, '>&', $seg->[0]) or POSIX::_exit(126);
+        open(STDERR, '>&', $seg->[1]) or POSIX::_exit(126);
+      } else {
+        open(STDOUT, '>', $out) or POSIX::_exit(126);
+        open(STDERR, '>', $err) or POSIX::_exit(126);
+      }
       if ($cwd ne $start_dir) { chdir($cwd) or do { print STDERR "drover: cannot enter $cwd: $!\n"; POSIX::_exit(126); }; }
       my %task_env = (%{ $slot_env{$slot} || {} }, pairs(@env));
       @ENV{keys %task_env} = values %task_env;
@@ -84,7 +134,9 @@ sub launch {
     $task_of{$pid} = $id;
     $slot_of{$pid} = $slot;
     $pid_of{$id} = $pid;
-    $reports .= sprintf("S\t%s\t%d\t%s\t%.3f\n", $id, $pid, $slot, $started);
+    $span_of{$pid} = $span if $span;
+    my $where = $span ? sprintf("\t%d\t%d\t%d", @$span[2 .. 4]) : '';
+    $reports .= sprintf("S\t%s\t%d\t%s\t%.3f%s\n", $id, $pid, $slot, $started, $where);
   }
 }
 sub handle {
@@ -92,11 +144,11 @@ sub handle {
   my $kind = shift @f;
   if ($kind eq 'E') { %ENV = pairs(@f); }
   elsif ($kind eq 'L') { my $slot = shift @f; $slot_env{$slot} = { pairs(@f) }; push @free, $slot; }
-  elsif ($kind eq 'S') { push @queue, [@f]; }
+  elsif ($kind eq 'S' || $kind eq 'T') { push @queue, [$kind, @f]; }
   elsif ($kind eq 'W') {
     my $id = $f[0];
     my $n = @queue;
-    @queue = grep { $_->[0] ne $id } @queue;
+    @queue = grep { $_->[1] ne $id } @queue;
     $reports .= "X\t$id\n" if @queue < $n;
   }
   elsif ($kind eq 'K') { my $pid = $pid_of{$f[0]}; kill($f[1], -$pid) if defined $pid; }
@@ -104,7 +156,7 @@ sub handle {
   elsif ($kind eq 'A') {
     $aborted = 1;
     kill('KILL', -$_) for keys %task_of;
-    $reports .= "X\t$_->[0]\n" for @queue;
+    $reports .= "X\t$_->[1]\n" for @queue;
     @queue = ();
   }
 }

@@ -8,6 +8,11 @@
 # gathered for up to 20 ms and go out in one write (waking the runner once per task costs more CPU than the task
 # itself on a VM), and the log files are opened by the server (so a log that cannot be written is told from a
 # program that cannot be executed). A task whose folder is not the server's is started with fork.
+#
+# Output in segments (`T` messages, src/protocol/log-slices.ts): each (prefix, slot) has its two segment files,
+# opened once with O_APPEND, and its index. The sizes of both segments are taken just before a task is spawned
+# (its start offsets, reported with its start) and just after it is reaped (its ends): the ends are written into
+# the index, at the task's entry, before the slot's next task starts, and reported with its end.
 # Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
 #
 # Usage: python3 -I -S -c SOURCE COMMON, where COMMON is the text of drover_common.py (the code it shares with
@@ -43,6 +48,46 @@ stop_at = 0
 grace = 5.0
 last_flush = 0.0
 FLUSH_EVERY = 0.02
+segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
+MAX_SEGMENTS = 64  # open at once; a pool worker may run many launches over its life
+span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+INDEX_ENTRY = 32
+
+def segment(prefix, slot):
+    key = (prefix, slot)
+    s = segments.get(key)
+    if s is not None:
+        segments.move_to_end(key)
+        return s
+    base = prefix + b'.' + slot.encode()
+    fds = []
+    try:
+        fds.append(os.open(base + b'.out', common.SEGMENT_FLAGS, 0o666))
+        fds.append(os.open(base + b'.err', common.SEGMENT_FLAGS, 0o666))
+        fds.append(os.open(base + b'.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        raise
+    s = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
+    segments[key] = s
+    while len(segments) > MAX_SEGMENTS:
+        _, old = segments.popitem(last=False)
+        for fd in old[:3]:
+            os.close(fd)
+    return s
+
+def span_end(span):
+    # Sizes after the reap, into the index before the slot's next task can write: then reported.
+    prefix, slot, seq, ooff, eoff = span
+    try:
+        s = segment(prefix, slot)
+        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
+        s[3] = max(s[3], seq + 1)
+    except OSError:
+        return ''
+    return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
 
 def pairs(kvs):
     d = {}
@@ -51,11 +96,13 @@ def pairs(kvs):
         d[kv[:i]] = kv[i + 1:]
     return d
 
-def fail(id, slot, efd, argv0, e):
+def fail(id, slot, efd, argv0, e, span=None):
     # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
     code = common.cannot_execute(efd, argv0, e)
     free.append(slot)
-    out.append('S\t%s\t0\t%s\nE\t%s\t%d\n' % (id, slot, id, code << 8))
+    start = '\t%.3f\t%d\t%d\t%d' % ((time.time(),) + span[2:]) if span else ''
+    end = '\t%.3f%s' % (time.time(), span_end(span)) if span else ''
+    out.append('S\t%s\t0\t%s%s\nE\t%s\t%d%s\n' % (id, slot, start, id, code << 8, end))
 
 def spawn_in(cwd, path, argv, env, ofd, efd):
     # A folder other than the server's: posix_spawn cannot change folder, so fork for this one.
@@ -83,51 +130,70 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
             os._exit(126)
     return pid
 
-def start(slot, f):
+def start(slot, kind, f):
+    # `S id cwd out err nargs...` (its own log files) or `T id cwd prefix nargs...` (its slot's segments).
     id = f[0].decode()
-    cwd, o, e, nargs = f[1], f[2], f[3], int(f[4])
-    argv = f[5:5 + nargs]
-    nenv = int(f[5 + nargs])
+    cwd = f[1]
+    logs = f[2:4] if kind == b'S' else f[2:3]
+    rest = f[2 + len(logs):]
+    nargs = int(rest[0])
+    argv = rest[1:1 + nargs]
+    nenv = int(rest[1 + nargs])
     env = dict(base)
     env.update(slot_env[slot])
-    env.update(pairs(f[6 + nargs:6 + nargs + nenv]))
+    env.update(pairs(rest[2 + nargs:2 + nargs + nenv]))
     # Stamped before the spawn and rounded down (its end after the reap, rounded up): the record never says a task
     # ran for less time than it did.
     started = math.floor(time.time() * 1000) / 1000
-    try:
-        ofd = os.open(o, common.LOG_FLAGS, 0o666)
-    except OSError:
-        return fail(id, slot, -1, argv[0], errno.EACCES)
-    try:
-        efd = os.open(e, common.LOG_FLAGS, 0o666)
-    except OSError:
-        os.close(ofd)
-        return fail(id, slot, -1, argv[0], errno.EACCES)
+    span = None
+    if kind == b'T':
+        try:
+            s = segment(logs[0], slot)
+        except OSError:
+            return fail(id, slot, -1, argv[0], errno.EACCES)
+        ofd, efd = s[0], s[1]
+        span = (logs[0], slot, s[3], os.fstat(ofd).st_size, os.fstat(efd).st_size)
+        s[3] += 1
+    else:
+        try:
+            ofd = os.open(logs[0], common.LOG_FLAGS, 0o666)
+        except OSError:
+            return fail(id, slot, -1, argv[0], errno.EACCES)
+        try:
+            efd = os.open(logs[1], common.LOG_FLAGS, 0o666)
+        except OSError:
+            os.close(ofd)
+            return fail(id, slot, -1, argv[0], errno.EACCES)
     try:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
-            return fail(id, slot, efd, argv[0], errno.ENOENT)
+            return fail(id, slot, efd, argv[0], errno.ENOENT, span)
         if cwd != start_dir:
             pid = spawn_in(cwd, path, argv, env, ofd, efd)
         else:
             try:
                 pid = common.spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
-                return fail(id, slot, efd, argv[0], err.errno)
+                return fail(id, slot, efd, argv[0], err.errno, span)
     finally:
-        os.close(ofd)
-        os.close(efd)
+        if span is None:
+            os.close(ofd)
+            os.close(efd)
     task_of[pid] = id
     slot_of[pid] = slot
     pid_of[id] = pid
-    out.append('S\t%s\t%d\t%s\t%.3f\n' % (id, pid, slot, started))
+    where = ''
+    if span is not None:
+        span_of[pid] = span
+        where = '\t%d\t%d\t%d' % span[2:]
+    out.append('S\t%s\t%d\t%s\t%.3f%s\n' % (id, pid, slot, started, where))
 
 def launch():
     while free and queue:
         f = queue.popleft()
-        if f[0] in queued:
-            queued.discard(f[0])
-            start(free.pop(0), f)
+        if f[1] in queued:
+            queued.discard(f[1])
+            start(free.pop(0), f[0], f[1:])
 
 def handle(msg):
     global aborted, base, grace
@@ -139,8 +205,8 @@ def handle(msg):
         slot = f[1].decode()
         slot_env[slot] = pairs(f[2:])
         free.append(slot)
-    elif kind == b'S':
-        queue.append(f[1:])
+    elif kind == b'S' or kind == b'T':
+        queue.append(f)
         queued.add(f[1])
     elif kind == b'W':
         if f[1] in queued:
@@ -199,7 +265,9 @@ def reap():
             continue
         del pid_of[id]
         free.append(slot_of.pop(pid))
-        out.append('E\t%s\t%d\t%.3f\n' % (id, status, math.ceil(time.time() * 1000) / 1000))
+        ended = math.ceil(time.time() * 1000) / 1000
+        span = span_of.pop(pid, None)
+        out.append('E\t%s\t%d\t%.3f%s\n' % (id, status, ended, span_end(span) if span else ''))
 
 def flush(now):
     global eof, last_flush

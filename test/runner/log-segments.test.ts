@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
+import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
+import { runDrover, startDrover } from '../helpers/drover.js';
+import { tempWorkspace, waitFor } from '../helpers/workspace.js';
+
+/**
+ * Output in slot segments (issue 14 §3, `--logs segments`, the default on local launches): every attempt's
+ * stdout and stderr, read back through the ledger, is exactly the bytes it wrote — whatever the number of slots,
+ * the sizes (none, one byte, more than a read's chunk), the pauses, the failures and retries, and with a process
+ * left behind that would write after the task ended — for each of the three process starters. The oracle is the
+ * task itself: it writes each byte it prints to a file of its own too.
+ */
+
+const WRITER = `import json, os, sys, time
+spec = json.loads(sys.argv[1])
+task, att = os.environ['DROVER_TASK_ID'], os.environ['DROVER_ATTEMPT']
+os.makedirs('expect', exist_ok=True)
+exp = {s: open('expect/%s.%s.%s' % (task, att, s), 'wb') for s in ('out', 'err')}
+for stream, size, pause in spec['chunks']:
+    unit = ('<%s.%s.%s>' % (task, att, stream)).encode()
+    data = (unit * (size // len(unit) + 1))[:size]
+    os.write(1 if stream == 'out' else 2, data)
+    exp[stream].write(data)
+    exp[stream].flush()
+    time.sleep(pause / 1000)
+if spec['late'] and os.fork() == 0:
+    time.sleep(0.5)
+    os.write(1, b'LATE')
+    os._exit(0)
+sys.exit(spec['exit'] if att == '1' else 0)
+`;
+
+interface TaskSpec {
+  chunks: ['out' | 'err', number, number][];
+  late: boolean;
+  exit: number;
+}
+
+const chunk = fc.tuple(
+  fc.constantFrom<'out' | 'err'>('out', 'err'),
+  fc.oneof(fc.constantFrom(0, 1, 65_536, 70_001), fc.nat(3000)),
+  fc.constantFrom(0, 0, 5, 30),
+);
+const taskSpec: fc.Arbitrary<TaskSpec> = fc.record({
+  chunks: fc.array(chunk, { maxLength: 4 }),
+  late: fc.boolean(),
+  exit: fc.constantFrom(0, 0, 1),
+});
+
+const SPAWNERS = ['python', 'perl', 'node'].filter(
+  (s) => (s !== 'python' || findPython() !== null) && (s !== 'perl' || perlAvailable()),
+);
+
+interface AttemptRow {
+  task_id: number;
+  attempt: number;
+  stdout_path: string | null;
+  stderr_path: string | null;
+  stdout_off: number | null;
+  stdout_end: number | null;
+  stderr_off: number | null;
+  stderr_end: number | null;
+  log_seq: number | null;
+}
+
+function slice(place: LogPlace, stream: 'out' | 'err'): Buffer {
+  if (place.off !== null && place.end !== null && place.end === place.off) return Buffer.alloc(0);
+  const fd = fs.openSync(place.path!, 'r');
+  try {
+    const e = extentOf(fd, place, stream);
+    assert.equal(e.final, true, 'an ended attempt has its end');
+    return readRange(fd, e.start, e.end);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+for (const spawner of SPAWNERS) {
+  test(`segments: each attempt's slice is exactly what it wrote (${spawner})`, async (t) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(taskSpec, { minLength: 1, maxLength: 10 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (specs, slots) => {
+          const cwd = tempWorkspace(t);
+          fs.writeFileSync(path.join(cwd, 'w.py'), WRITER);
+          const commands = specs.map((s) => `python3 w.py '${JSON.stringify(s)}'`).join('\n');
+          fs.writeFileSync(path.join(cwd, 'cmds'), `${commands}\n`);
+          const env = { DROVER_SPAWNER: spawner };
+          const p = await runDrover(['prelaunch', '+commands-file', 'cmds', '+jobname', 'S', '+q'], {
+            cwd,
+            env,
+          });
+          assert.equal(p.code, 0, p.stderr);
+          const l = await runDrover(['launch', 'S', '--max-tasks', String(slots), '--retries', '1', '-q'], {
+            cwd,
+            env,
+          });
+          assert.equal(l.code, 0, l.stderr);
+          const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
+          const rows = db
+            .prepare(
+              `SELECT task_id, attempt, stdout_path, stderr_path, stdout_off, stdout_end, stderr_off, stderr_end, log_seq
+               FROM attempts ORDER BY task_id, attempt`,
+            )
+            .all() as AttemptRow[];
+          db.close();
+          const wanted = specs.reduce((n, s) => n + (s.exit !== 0 ? 2 : 1), 0);
+          assert.equal(rows.length, wanted, 'one row per attempt');
+          for (const r of rows) {
+            for (const stream of ['out', 'err'] as const) {
+              const place = placeOf(r, stream);
+              assert.notEqual(place.off, null, 'a segment slice');
+              const expected = fs.readFileSync(
+                path.join(cwd, 'expect', `${r.task_id}.${r.attempt}.${stream}`),
+              );
+              const got = slice(place, stream);
+              assert.ok(
+                got.equals(expected),
+                `task ${r.task_id} attempt ${r.attempt} ${stream}: ${got.length} bytes, wrote ${expected.length}`,
+              );
+            }
+          }
+          // A few files per slot whatever the number of tasks: two segments and an index.
+          const logs = fs.readdirSync(path.join(cwd, '.drover', 'logs', 'S', '1'));
+          assert.ok(
+            logs.length <= 3 * slots,
+            `${logs.length} log files for ${slots} slot(s): ${logs.join(' ')}`,
+          );
+          assert.ok(!logs.some((f) => /^\d+\.\d+\.(out|err)$/.test(f)), 'no file per attempt');
+          // The CLI reads the same slices: the last task's latest attempt, both streams.
+          const last = rows.at(-1)!;
+          for (const stream of ['out', 'err'] as const) {
+            const r = await runDrover(
+              ['logs', 'S', String(last.task_id), ...(stream === 'err' ? ['--err'] : [])],
+              { cwd },
+            );
+            assert.equal(r.code, 0, r.stderr);
+            const expected = fs.readFileSync(
+              path.join(cwd, 'expect', `${last.task_id}.${last.attempt}.${stream}`),
+              'utf8',
+            );
+            assert.equal(r.stdout, expected);
+          }
+        },
+      ),
+      { numRuns: 5 },
+    );
+  });
+}
+
+test('logs --follow of a running attempt never shows the bytes of the task after it in its slot', async (t) => {
+  // One slot: task 1 writes for a while, task 2 floods the same segment the moment task 1 ends. Followed from
+  // its start, task 1 prints exactly its own lines.
+  const cwd = tempWorkspace(t);
+  fs.writeFileSync(
+    path.join(cwd, 't.sh'),
+    'if [ "$1" = 1 ]; then for i in 1 2 3 4 5 6; do echo "line $i"; sleep 0.15; done; else yes B | head -c 2000000; fi\n',
+  );
+  assert.equal(
+    (
+      await runDrover(['prelaunch', '+command', 'sh t.sh', '+jobname', 'F', '+pos-arg', '1', '2', '+q'], {
+        cwd,
+      })
+    ).code,
+    0,
+  );
+  const l = await runDrover(['launch', 'F', '--max-tasks', '1', '--detach', '-q'], { cwd });
+  assert.equal(l.code, 0, l.stderr);
+  const f = await runDrover(['logs', 'F', '1', '--follow'], { cwd });
+  assert.equal(f.code, 0, f.stderr);
+  assert.equal(f.stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\nline 6\n');
+  const two = startDrover(['logs', 'F', '2', '--follow'], { cwd });
+  const r = await two.result;
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.length, 2_000_000);
+  assert.match(r.stdout, /^(B\n)+$/);
+});
+
+test('while the end record of an attempt is not written yet, the next task of its slot stays out of its log', async (t) => {
+  // The runner is stopped (SIGSTOP) while task 1 runs: its spawn server, a process of its own, reaps task 1 and
+  // starts task 2 in the same slot, but no end record can be written. Task 1's log is then known only by where it
+  // began and by the segment's index: it must be exactly task 1's lines, never task 2's bytes after them.
+  const cwd = tempWorkspace(t);
+  fs.writeFileSync(
+    path.join(cwd, 't.sh'),
+    'if [ "$1" = 1 ]; then echo one; sleep 0.5; echo two; else echo B; touch two-ran; sleep 30; fi\n',
+  );
+  const p = await runDrover(
+    ['prelaunch', '+command', 'sh t.sh', '+jobname', 'F', '+pos-arg', '1', '2', '+q'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(p.code, 0, p.stderr);
+  const l = await runDrover(['launch', 'F', '--max-tasks', '1', '--detach', '-q'], { cwd });
+  assert.equal(l.code, 0, l.stderr);
+  const records = path.join(cwd, '.drover', 'jobs', 'F', 'launches', '1', 'records');
+  const runnerPid = await waitFor('task 1 to start', () => {
+    const file = fs.existsSync(records)
+      ? fs.readdirSync(records).find((f) => f.endsWith('.jsonl'))
+      : undefined;
+    if (!file) return undefined;
+    // Once task 1's start is written: its log is known to begin where it began.
+    const lines = fs.readFileSync(path.join(records, file), 'utf8').split('\n');
+    if (!lines.some((line) => line.includes('"type":"start"'))) return undefined;
+    return (JSON.parse(lines[0]!) as { pid: number }).pid;
+  });
+  process.kill(runnerPid, 'SIGSTOP');
+  t.after(async () => {
+    try {
+      process.kill(runnerPid, 'SIGCONT');
+      process.kill(runnerPid, 'SIGTERM');
+    } catch {
+      // gone already
+    }
+    await waitFor('the runner to end', () => {
+      try {
+        process.kill(runnerPid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+  });
+  await waitFor('task 2 to run', () => fs.existsSync(path.join(cwd, 'two-ran')), 20_000);
+  const r = await runDrover(['logs', 'F', '1'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'one\ntwo\n');
+  // Going on, the runner records task 2's start: its log is its own line.
+  process.kill(runnerPid, 'SIGCONT');
+  await waitFor(
+    'task 2 to show its log',
+    async () => (await runDrover(['logs', 'F', '2'], { cwd })).stdout === 'B\n',
+  );
+  assert.equal((await runDrover(['logs', 'F', '1'], { cwd })).stdout, 'one\ntwo\n');
+});
+
+test('a reader of a running attempt takes its end from the index once written, and the size before', (t) => {
+  const dir = tempWorkspace(t);
+  const seg = path.join(dir, 'g1.h.1.0.out');
+  fs.writeFileSync(seg, 'prev|mine so far');
+  const place: LogPlace = { path: seg, off: 5, end: null, seq: 1 };
+  const read = () => {
+    const fd = fs.openSync(seg, 'r');
+    try {
+      const e = extentOf(fd, place, 'out');
+      return { text: readRange(fd, e.start, e.end).toString(), final: e.final };
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  assert.deepEqual(read(), { text: 'mine so far', final: false });
+  // Its end is written into the index (entry 1), then the next task of the slot writes.
+  const idx = seg.replace(/\.out$/, '.idx');
+  fs.writeFileSync(idx, `${'0'.repeat(14)}5 ${'0'.repeat(15)}\n${'0'.repeat(13)}16 ${'0'.repeat(15)}\n`);
+  assert.equal(fs.statSync(idx).size, 2 * INDEX_ENTRY);
+  fs.appendFileSync(seg, 'NEXT TASK');
+  assert.deepEqual(read(), { text: 'mine so far', final: true });
+  // A torn entry is no entry: the reader keeps to the size, as before the end was known.
+  fs.writeFileSync(idx, `${'0'.repeat(14)}5 ${'0'.repeat(15)}\n${'0'.repeat(13)}16 000`);
+  assert.equal(read().final, false);
+});
+
+test('--logs files keeps a file per attempt; a bad --logs is one line and exit 2, before anything is made', async (t) => {
+  const cwd = tempWorkspace(t);
+  const bad = await runDrover(['launch', '--command', 'echo hi', '--logs', 'bogus'], { cwd });
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.stderr,
+    /^drover: --logs "bogus" is not a way to keep logs: use --logs segments .* or --logs files/,
+  );
+  assert.equal(bad.stderr.trim().split('\n').length, 1);
+  assert.equal(fs.existsSync(path.join(cwd, '.drover')), false);
+  const cluster = await runDrover(
+    ['launch', '--command', 'echo hi', '--backend', 'slurm', '--logs', 'segments'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(cluster.code, 2);
+  assert.match(cluster.stderr, /--logs segments: the slurm backend keeps files only/);
+  const ok = await runDrover(['launch', '--command', 'echo hi', '--logs', 'files', '-q'], { cwd });
+  assert.equal(ok.code, 0, ok.stderr);
+  const job = fs.readdirSync(path.join(cwd, '.drover', 'logs'))[0]!;
+  const files = fs.readdirSync(path.join(cwd, '.drover', 'logs', job, '1')).sort();
+  assert.deepEqual(files, ['1.1.err', '1.1.out']);
+  const r = await runDrover(['logs', job, '1'], { cwd });
+  assert.equal(r.stdout, 'hi\n');
+});
