@@ -45,15 +45,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 export const DASHBOARD_HEADER = 'x-drover-dashboard';
 
 /** The user a session cookie stands for, or undefined (no cookie, unknown, expired, or its token revoked). */
-function sessionToken(
-  state: AppState,
-  ledger: Ledger,
-  req: FastifyRequest,
-  parse: (s: string) => Record<string, string | undefined>,
-): TokenRow | undefined {
-  const header = req.headers.cookie;
-  if (!state.sessions || header === undefined) return undefined;
-  const id = parse(header)[SESSION_COOKIE];
+function sessionToken(state: AppState, ledger: Ledger, req: FastifyRequest): TokenRow | undefined {
+  if (!state.sessions) return undefined;
+  const id = req.cookies[SESSION_COOKIE];
   const session = state.sessions.get(id);
   if (!session) return undefined;
   if (session.tokenId === null) {
@@ -123,7 +117,8 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     },
   });
   const gate = new BodyGate(BODY_SLOTS);
-  // The dashboard's session cookie (sessionToken reads it; the plugin's hooks parse and set cookies).
+  // The dashboard's session cookie: the plugin's onRequest hook (registered before ours, so it runs first) parses
+  // the Cookie header into req.cookies, which sessionToken and the logout route read; reply.setCookie sets it.
   const { default: cookie } = await import('@fastify/cookie');
   await app.register(cookie);
 
@@ -136,7 +131,7 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     const auth = req.headers.authorization;
     let token: TokenRow | undefined;
     if (auth === undefined && state.sessions) {
-      token = sessionToken(state, ledger, req, (s) => app.parseCookie(s));
+      token = sessionToken(state, ledger, req);
       if (!token) {
         throw new HttpError(
           401,

@@ -179,7 +179,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     },
   );
   app.post(`${UI}/logout`, { config: user }, async (req, reply) => {
-    d.sessions.close(req.headers.cookie ? app.parseCookie(req.headers.cookie)[SESSION_COOKIE] : undefined);
+    d.sessions.close(req.cookies[SESSION_COOKIE]);
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return { ok: true };
   });
