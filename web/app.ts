@@ -159,16 +159,31 @@ async function safeRedraw(): Promise<void> {
   }
 }
 
+/**
+ * Open the view's event stream; it also starts the view's first draw. The server answers 'ready' once it has
+ * taken the view's signature, so a change after that is reported: drawing then (not also on navigation) fetches
+ * each thing once and misses nothing. A 'ready' after a reconnect draws again (changes may have been missed); a
+ * stream that cannot open (too many, logged out) still gets its one draw, not live.
+ */
 function listen(job?: string): void {
   events?.close();
-  events = new EventSource(`${API}/events${job ? `?job=${enc(job)}` : ''}`);
+  const source = new EventSource(`${API}/events${job ? `?job=${enc(job)}` : ''}`);
+  events = source;
+  let drawn = false;
   const onEvent = () => {
     liveDot.classList.add('on');
+    drawn = true;
     void safeRedraw();
   };
-  events.addEventListener('ready', onEvent);
-  events.addEventListener('change', onEvent);
-  events.onerror = () => liveDot.classList.remove('on');
+  source.addEventListener('ready', onEvent);
+  source.addEventListener('change', onEvent);
+  source.onerror = () => {
+    liveDot.classList.remove('on');
+    if (!drawn && events === source) {
+      drawn = true;
+      void safeRedraw();
+    }
+  };
 }
 
 function showError(err: unknown): void {
@@ -238,13 +253,15 @@ async function route(): Promise<void> {
       .at(-1) ?? ''
   }${who.read_only ? ' — read-only' : ''}`;
   where.title = who.folder;
+  // The last view's content goes at once: its first draw waits for the new view's stream (see listen).
+  main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'jobs' && parts[1] && parts[2] === 'tasks' && parts[3])
     taskView(parts[1], Number(parts[3]));
   else if (parts[0] === 'jobs' && parts[1]) jobView(parts[1]);
   else if (parts[0] === 'pools') poolsView();
   else jobsView();
-  await safeRedraw();
+  // The view's first draw comes with its stream's 'ready' (see listen).
 }
 
 logout.addEventListener('click', () => {
@@ -699,7 +716,8 @@ async function act(p: Promise<unknown>): Promise<void> {
   } catch (err) {
     alert(err instanceof Error ? err.message : String(err));
   }
-  await safeRedraw();
+  // A live stream reports the action's change (one redraw for one change); a page without one redraws itself.
+  if (events?.readyState !== EventSource.OPEN) await safeRedraw();
 }
 
 // ---- a task -------------------------------------------------------------------------------------------------

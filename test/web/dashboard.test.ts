@@ -110,6 +110,23 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
   await page.locator('[data-testid=timeline] canvas').first().waitFor();
   await screenshot(browser, page, shots, 'job');
 
+  // Opened with nothing changing, the job page asks for each thing once: its stream, the job, a page of its tasks
+  // (the stream's 'ready' draws it; navigating does not draw it again).
+  const asked: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith('/v1/ui/')) asked.push(u.pathname);
+  };
+  page.on('request', onRequest);
+  await page.reload();
+  await page.locator('[data-testid=tasks] tr[data-task]').first().waitFor();
+  await new Promise((r) => setTimeout(r, 1500));
+  page.off('request', onRequest);
+  const times = (p: string) => asked.filter((a) => a === p).length;
+  assert.equal(times('/v1/ui/events'), 1, asked.join(' '));
+  assert.equal(times('/v1/ui/jobs/sweep'), 1, asked.join(' '));
+  assert.equal(times('/v1/ui/jobs/sweep/tasks'), 1, asked.join(' '));
+
   // Filter to failed tasks: only tasks 3 and 6.
   await page.locator('[data-testid=filter-state]').selectOption({ label: 'failed (any bad end)' });
   await waitFor(
