@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { ledgerError } from '../ledger/open.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BodyGate, drainBody, hasBody, reclaim } from './body-limits.js';
 import { SESSION_COOKIE, type Sessions } from './dashboard/sessions.js';
@@ -198,6 +199,13 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     req.releaseBody?.();
     if (err instanceof HttpError) return send(reply, err.status, err.code, err.message, err.refused);
     if (err instanceof DroverError) return send(reply, STATUS[err.code] ?? 500, err.code, err.message);
+    // The ledger went bad under a running server (damaged, disk failing): a 500 naming the file and the remedy,
+    // as the CLI says it, rather than SQLite's bare words.
+    const bad = ledgerError(err, state.ledger?.paths.ledger);
+    if (bad) {
+      req.log.error({ err }, 'request failed: the ledger');
+      return send(reply, 500, bad.code, bad.message);
+    }
     const e = err as {
       statusCode?: number;
       code?: string;
