@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { type Started, startDrover } from './drover.js';
 import { waitFor } from './workspace.js';
 
-/** `drover ui --port 0` in a folder; its base URL and one-time login link (from its stderr). */
+/**
+ * `drover ui --port 0` in a folder (a process group of its own); its base URL and one-time login link (from its
+ * stderr), and its stderr so far.
+ */
 export async function startUi(
   t: { after(fn: () => Promise<void>): void },
   cwd: string,
-): Promise<{ base: string; link: string; proc: Started }> {
+): Promise<{ base: string; link: string; proc: Started; stderr: () => string }> {
   const proc = startDrover(['ui', '--port', '0'], { cwd, setsid: true });
   let err = '';
   proc.child.stderr!.on('data', (d: string) => {
@@ -24,7 +27,7 @@ export async function startUi(
     },
     20_000,
   );
-  return { base: link.replace(/\/login.*/, ''), link, proc };
+  return { base: link.replace(/\/login.*/, ''), link, proc, stderr: () => err };
 }
 
 /** Log in by a one-time link: the session cookie (name=value). */
