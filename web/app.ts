@@ -10,6 +10,7 @@ import type {
   Timeline,
 } from '../src/ledger/dashboard.js';
 import { isFailedState, STATES, type State } from '../src/protocol/states.js';
+import { type Column, dataTable, h } from './dom.js';
 
 // The states, and which count as a bad end, are drover's own (the module has no Node in it).
 const BAD: State[] = STATES.filter(isFailedState);
@@ -29,24 +30,6 @@ const API = '/v1/ui';
 const PAGE = 100;
 
 // ---- small helpers ------------------------------------------------------------------------------------------
-
-type Child = Node | string | number | null | undefined | false;
-function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attrs: Record<string, string | number | boolean | EventListener | undefined> = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === false) continue;
-    if (typeof v === 'function') el.addEventListener(k.replace(/^on/, ''), v);
-    else if (v === true) el.setAttribute(k, '');
-    else el.setAttribute(k, String(v));
-  }
-  for (const c of children)
-    if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
-  return el;
-}
 
 class ApiError extends Error {
   constructor(
@@ -93,8 +76,6 @@ function fmtValue(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
-/** A table head of plain column names. */
-const headOf = (names: string[]) => h('thead', {}, h('tr', {}, ...names.map((c) => h('th', {}, c))));
 const stateBadge = (s: string) => h('span', { class: `state ${s}`, 'data-state': s }, s);
 
 function stateBar(counts: Record<string, number>, total: number): HTMLElement {
@@ -159,16 +140,31 @@ async function safeRedraw(): Promise<void> {
   }
 }
 
+/**
+ * Open the view's event stream; it also starts the view's first draw. The server answers 'ready' once it has
+ * taken the view's signature, so a change after that is reported: drawing then (not also on navigation) fetches
+ * each thing once and misses nothing. A 'ready' after a reconnect draws again (changes may have been missed); a
+ * stream that cannot open (too many, logged out) still gets its one draw, not live.
+ */
 function listen(job?: string): void {
   events?.close();
-  events = new EventSource(`${API}/events${job ? `?job=${enc(job)}` : ''}`);
+  const source = new EventSource(`${API}/events${job ? `?job=${enc(job)}` : ''}`);
+  events = source;
+  let drawn = false;
   const onEvent = () => {
     liveDot.classList.add('on');
+    drawn = true;
     void safeRedraw();
   };
-  events.addEventListener('ready', onEvent);
-  events.addEventListener('change', onEvent);
-  events.onerror = () => liveDot.classList.remove('on');
+  source.addEventListener('ready', onEvent);
+  source.addEventListener('change', onEvent);
+  source.onerror = () => {
+    liveDot.classList.remove('on');
+    if (!drawn && events === source) {
+      drawn = true;
+      void safeRedraw();
+    }
+  };
 }
 
 function showError(err: unknown): void {
@@ -238,13 +234,15 @@ async function route(): Promise<void> {
       .at(-1) ?? ''
   }${who.read_only ? ' — read-only' : ''}`;
   where.title = who.folder;
+  // The last view's content goes at once: its first draw waits for the new view's stream (see listen).
+  main.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
   if (parts[0] === 'jobs' && parts[1] && parts[2] === 'tasks' && parts[3])
     taskView(parts[1], Number(parts[3]));
   else if (parts[0] === 'jobs' && parts[1]) jobView(parts[1]);
   else if (parts[0] === 'pools') poolsView();
   else jobsView();
-  await safeRedraw();
+  // The view's first draw comes with its stream's 'ready' (see listen).
 }
 
 logout.addEventListener('click', () => {
@@ -257,45 +255,45 @@ window.addEventListener('hashchange', () => void route());
 
 // ---- jobs ---------------------------------------------------------------------------------------------------
 
+/** States a task ends in (not waiting or running). */
+const ENDED = STATES.filter((s) => s !== 'pending' && s !== 'queued' && s !== 'running');
+
+const JOB_COLUMNS: Column<JobOverview>[] = [
+  { head: 'job', cell: (j) => h('a', { href: `#/jobs/${enc(j.name)}` }, j.name) },
+  { head: 'tasks', class: 'num', cell: (j) => j.tasks },
+  { head: 'states', cell: (j) => stateBar(j.counts, j.tasks) },
+  {
+    head: 'done',
+    class: 'num',
+    cell: (j) =>
+      j.tasks ? `${Math.floor((100 * ENDED.reduce((a, s) => a + (j.counts[s] ?? 0), 0)) / j.tasks)}%` : '–',
+  },
+  {
+    head: 'counts',
+    cell: (j) =>
+      STATES.filter((s) => j.counts[s])
+        .map((s) => `${s} ${j.counts[s]}`)
+        .join(' · '),
+  },
+  {
+    head: 'launches',
+    class: 'num',
+    cell: (j) => `${j.launches}${j.open_launches ? ` (${j.open_launches} open)` : ''}`,
+  },
+  { head: 'last activity', title: (j) => fmtTime(j.last_activity), cell: (j) => fmtAgo(j.last_activity) },
+];
+
 function jobsView(): void {
   listen();
   redraw = async () => {
     const g = generation;
     const { jobs } = await api<{ jobs: JobOverview[] }>('/jobs');
     if (g !== generation) return;
-    const rows = jobs.map((j) => {
-      const done = STATES.filter((s) => s !== 'pending' && s !== 'queued' && s !== 'running').reduce(
-        (a, s) => a + (j.counts[s] ?? 0),
-        0,
-      );
-      return h(
-        'tr',
-        { 'data-job': j.name },
-        h('td', {}, h('a', { href: `#/jobs/${enc(j.name)}` }, j.name)),
-        h('td', { class: 'num' }, j.tasks),
-        h('td', {}, stateBar(j.counts, j.tasks)),
-        h('td', { class: 'num' }, j.tasks ? `${Math.floor((100 * done) / j.tasks)}%` : '–'),
-        h(
-          'td',
-          {},
-          STATES.filter((s) => j.counts[s])
-            .map((s) => `${s} ${j.counts[s]}`)
-            .join(' · '),
-        ),
-        h('td', { class: 'num' }, `${j.launches}${j.open_launches ? ` (${j.open_launches} open)` : ''}`),
-        h('td', { title: fmtTime(j.last_activity) }, fmtAgo(j.last_activity)),
-      );
-    });
     main.replaceChildren(
       h('h1', {}, 'Jobs'),
       jobs.length === 0
         ? h('p', { class: 'muted' }, 'No jobs yet: drover prelaunch … then drover launch.')
-        : h(
-            'table',
-            { 'data-testid': 'jobs' },
-            headOf(['job', 'tasks', 'states', 'done', 'counts', 'launches', 'last activity']),
-            h('tbody', {}, ...rows),
-          ),
+        : dataTable('jobs', JOB_COLUMNS, jobs, (j) => ({ 'data-job': j.name })),
     );
   };
 }
@@ -322,6 +320,17 @@ interface JobDetail {
   histogram: Histogram | null;
 }
 type Row = TaskPageRow & { result: Record<string, unknown> | null };
+
+const LAUNCH_COLUMNS: Column<JobDetail['launches'][number]>[] = [
+  { head: 'launch', cell: (l) => l.id },
+  { head: 'backend', cell: (l) => l.backend },
+  { head: 'tasks', class: 'num', title: (l) => l.tasklist, cell: (l) => l.tasks },
+  { head: 'states', cell: (l) => stateBar(l.counts, l.tasks) },
+  { head: 'created', cell: (l) => fmtTime(l.created_at) },
+  { head: 'first start', cell: (l) => fmtTime(l.first_start) },
+  { head: 'last end', cell: (l) => fmtTime(l.last_end) },
+  { head: '', cell: (l) => (l.open ? 'open' : '') },
+];
 
 function chartBox(title: string, testid: string): [HTMLElement, HTMLElement] {
   const body = h('div', {});
@@ -500,29 +509,7 @@ function jobView(name: string): void {
       countChips(job.counts),
       h('div', { class: 'toolbar' }, ...actions),
       h('h2', {}, 'Launches'),
-      h(
-        'table',
-        { 'data-testid': 'launches' },
-        headOf(['launch', 'backend', 'tasks', 'states', 'created', 'first start', 'last end', '']),
-        h(
-          'tbody',
-          {},
-          ...job.launches.map((l) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, l.id),
-              h('td', {}, l.backend),
-              h('td', { class: 'num', title: l.tasklist }, l.tasks),
-              h('td', {}, stateBar(l.counts, l.tasks)),
-              h('td', {}, fmtTime(l.created_at)),
-              h('td', {}, fmtTime(l.first_start)),
-              h('td', {}, fmtTime(l.last_end)),
-              h('td', {}, l.open ? 'open' : ''),
-            ),
-          ),
-        ),
-      ),
+      dataTable('launches', LAUNCH_COLUMNS, job.launches),
     );
   }
 
@@ -531,60 +518,48 @@ function jobView(name: string): void {
       0,
       12,
     );
-    const cols: [string, string, boolean][] = [
-      ['id', 'task', true],
-      ['state', 'state', true],
-      ['exit', 'exit', true],
-      ['attempts', 'attempts', true],
-      ...job.params.map((p): [string, string, boolean] => [`param:${p}`, p, true]),
-      ['duration', 'duration', true],
-      ['host', 'host', true],
-      ['started', 'started', true],
-      ...resultKeys.map((k): [string, string, boolean] => [`result:${k}`, k, false]),
-      ...(job.params.length === 0 ? [['command', 'command', true] as [string, string, boolean]] : []),
-      ['', '', false],
-    ];
-    const headRow = h(
-      'tr',
-      {},
-      ...cols.map(([key, label, sortable]) => {
-        const th = h(
-          'th',
-          {
-            class: `${sortable ? 'sortable' : ''} ${state.sort === key ? `sorted${state.desc ? ' desc' : ''}` : ''}`,
-            'data-sort': key,
-          },
-          label,
-        );
-        if (sortable)
-          th.addEventListener('click', () => {
-            state.desc = state.sort === key ? !state.desc : false;
-            state.sort = key;
-            state.offset = 0;
-            void safeRedraw();
-          });
-        return th;
+    /** A column named `key` (`data-sort`), which sorts the table by it when its head is clicked if `sorts`. */
+    const col = (key: string, c: Column<Row>, sorts = key !== ''): Column<Row> => ({
+      ...c,
+      th: {
+        class: `${sorts ? 'sortable' : ''} ${state.sort === key ? `sorted${state.desc ? ' desc' : ''}` : ''}`,
+        'data-sort': key,
+        onclick: sorts
+          ? () => {
+              state.desc = state.sort === key ? !state.desc : false;
+              state.sort = key;
+              state.offset = 0;
+              void safeRedraw();
+            }
+          : undefined,
+      },
+    });
+    const columns: Column<Row>[] = [
+      col('id', {
+        head: 'task',
+        class: 'num',
+        cell: (r) => h('a', { href: `#/jobs/${enc(job.name)}/tasks/${r.id}` }, r.id),
       }),
-    );
-    const body = page.rows.map((r) =>
-      h(
-        'tr',
-        { 'data-task': r.id },
-        h('td', { class: 'num' }, h('a', { href: `#/jobs/${enc(job.name)}/tasks/${r.id}` }, r.id)),
-        h('td', {}, stateBadge(r.state)),
-        h('td', { class: 'num' }, r.exit_code ?? r.signal ?? '–'),
-        h('td', { class: 'num' }, r.attempts),
-        ...job.params.map((p) => h('td', {}, r.params[p] ?? '')),
-        h('td', { class: 'num' }, fmtDur(r.duration_s)),
-        h('td', {}, r.host ?? '–'),
-        h('td', {}, fmtTime(r.started_at)),
-        ...resultKeys.map((k) =>
-          h('td', { class: 'num' }, r.result && k in r.result ? fmtValue(r.result[k]) : ''),
+      col('state', { head: 'state', cell: (r) => stateBadge(r.state) }),
+      col('exit', { head: 'exit', class: 'num', cell: (r) => r.exit_code ?? r.signal ?? '–' }),
+      col('attempts', { head: 'attempts', class: 'num', cell: (r) => r.attempts }),
+      ...job.params.map((p) => col(`param:${p}`, { head: p, cell: (r) => r.params[p] ?? '' })),
+      col('duration', { head: 'duration', class: 'num', cell: (r) => fmtDur(r.duration_s) }),
+      col('host', { head: 'host', cell: (r) => r.host ?? '–' }),
+      col('started', { head: 'started', cell: (r) => fmtTime(r.started_at) }),
+      ...resultKeys.map((k) =>
+        col(
+          `result:${k}`,
+          { head: k, class: 'num', cell: (r) => (r.result && k in r.result ? fmtValue(r.result[k]) : '') },
+          false,
         ),
-        ...(job.params.length === 0 ? [h('td', { class: 'cmd', title: r.command }, r.command)] : []),
-        h(
-          'td',
-          {},
+      ),
+      ...(job.params.length === 0
+        ? [col('command', { head: 'command', class: 'cmd', title: (r) => r.command, cell: (r) => r.command })]
+        : []),
+      col('', {
+        head: '',
+        cell: (r) =>
           !me?.read_only && (r.state === 'queued' || r.state === 'running')
             ? h(
                 'button',
@@ -603,16 +578,13 @@ function jobView(name: string): void {
                 'cancel',
               )
             : '',
-        ),
-      ),
-    );
+      }),
+    ];
     const from = page.total === 0 ? 0 : state.offset + 1;
     pager.textContent = `${from}–${state.offset + page.rows.length} of ${page.total}`;
     prev.disabled = state.offset === 0;
     next.disabled = state.offset + PAGE >= page.total;
-    table.replaceChildren(
-      h('table', { 'data-testid': 'tasks' }, h('thead', {}, headRow), h('tbody', {}, ...body)),
-    );
+    table.replaceChildren(dataTable('tasks', columns, page.rows, (r) => ({ 'data-task': r.id })));
   }
 
   async function drawResultChart(job: JobDetail, rows: Row[]): Promise<void> {
@@ -699,7 +671,8 @@ async function act(p: Promise<unknown>): Promise<void> {
   } catch (err) {
     alert(err instanceof Error ? err.message : String(err));
   }
-  await safeRedraw();
+  // A live stream reports the action's change (one redraw for one change); a page without one redraws itself.
+  if (events?.readyState !== EventSource.OPEN) await safeRedraw();
 }
 
 // ---- a task -------------------------------------------------------------------------------------------------
@@ -718,6 +691,22 @@ interface TaskDetail {
   stderr: Tail;
   result: Record<string, unknown> | null;
 }
+
+const ATTEMPT_COLUMNS: Column<TaskAttemptRow>[] = [
+  {
+    head: 'attempt',
+    class: 'num',
+    cell: (a) => h('button', { type: 'button', class: 'link', title: 'show its logs' }, a.attempt),
+  },
+  { head: 'launch', class: 'num', cell: (a) => a.launch_id },
+  { head: 'backend', cell: (a) => a.backend },
+  { head: 'state', cell: (a) => stateBadge(a.state) },
+  { head: 'exit', class: 'num', cell: (a) => a.exit_code ?? a.signal ?? '–' },
+  { head: 'started', cell: (a) => fmtTime(a.started_at) },
+  { head: 'duration', class: 'num', cell: (a) => fmtDur(a.duration_s) },
+  { head: 'host', cell: (a) => a.host ?? '–' },
+  { head: 'reason', cell: (a) => a.reason ?? '' },
+];
 
 function taskView(job: string, id: number): void {
   listen(job);
@@ -794,42 +783,15 @@ function taskView(job: string, id: number): void {
           : '',
       ),
       h('h2', {}, 'Attempts'),
-      h(
-        'table',
-        { 'data-testid': 'attempts' },
-        headOf(['attempt', 'launch', 'backend', 'state', 'exit', 'started', 'duration', 'host', 'reason']),
-        h(
-          'tbody',
-          {},
-          ...t.attempts.map((a) => {
-            const tr = h(
-              'tr',
-              {
-                class: a.attempt === t.attempt ? 'selected' : '',
-                title: a.current ? '' : 'an earlier command of this task',
-              },
-              h(
-                'td',
-                { class: 'num' },
-                h('button', { type: 'button', class: 'link', title: 'show its logs' }, a.attempt),
-              ),
-              h('td', { class: 'num' }, a.launch_id),
-              h('td', {}, a.backend),
-              h('td', {}, stateBadge(a.state)),
-              h('td', { class: 'num' }, a.exit_code ?? a.signal ?? '–'),
-              h('td', {}, fmtTime(a.started_at)),
-              h('td', { class: 'num' }, fmtDur(a.duration_s)),
-              h('td', {}, a.host ?? '–'),
-              h('td', {}, a.reason ?? ''),
-            );
-            tr.addEventListener('click', () => {
-              pinned = a.attempt;
-              void safeRedraw();
-            });
-            return tr;
-          }),
-        ),
-      ),
+      dataTable('attempts', ATTEMPT_COLUMNS, t.attempts, (a) => ({
+        class: a.attempt === t.attempt ? 'selected' : '',
+        title: a.current ? '' : 'an earlier command of this task',
+        // A click on the row shows that attempt's logs.
+        onclick: () => {
+          pinned = a.attempt;
+          void safeRedraw();
+        },
+      })),
       log('stderr', t.stderr),
       log('stdout', t.stdout),
     );
@@ -860,6 +822,17 @@ interface PoolView {
   queued: number | null;
   running: number | null;
 }
+
+const WORKER_COLUMNS: Column<PoolView['workers'][number]>[] = [
+  { head: 'worker', cell: (w) => w.id },
+  { head: 'host', cell: (w) => w.host },
+  { head: 'pid', class: 'num', cell: (w) => w.pid },
+  { head: 'state', cell: (w) => w.state },
+  { head: 'slots', class: 'num', cell: (w) => w.slots },
+  { head: 'busy', class: 'num', cell: (w) => (w.free_slots === null ? '–' : w.slots - w.free_slots) },
+  { head: 'seen', cell: (w) => `${Math.round(w.seen_ago)}s ago` },
+  { head: 'reason', cell: (w) => w.reason ?? '' },
+];
 
 function poolsView(): void {
   listen();
@@ -896,29 +869,7 @@ function poolsView(): void {
             h('dt', {}, 'why workers went'),
             h('dd', {}, p.gone_reasons.join('; ') || '–'),
           ),
-          h(
-            'table',
-            { 'data-testid': 'workers' },
-            headOf(['worker', 'host', 'pid', 'state', 'slots', 'busy', 'seen', 'reason']),
-            h(
-              'tbody',
-              {},
-              ...p.workers.map((w) =>
-                h(
-                  'tr',
-                  { 'data-worker': w.id },
-                  h('td', {}, w.id),
-                  h('td', {}, w.host),
-                  h('td', { class: 'num' }, w.pid),
-                  h('td', {}, w.state),
-                  h('td', { class: 'num' }, w.slots),
-                  h('td', { class: 'num' }, w.free_slots === null ? '–' : w.slots - w.free_slots),
-                  h('td', {}, `${Math.round(w.seen_ago)}s ago`),
-                  h('td', {}, w.reason ?? ''),
-                ),
-              ),
-            ),
-          ),
+          dataTable('workers', WORKER_COLUMNS, p.workers, (w) => ({ 'data-worker': w.id })),
         );
       }),
     );

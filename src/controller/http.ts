@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { ledgerError } from '../ledger/open.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BodyGate, drainBody, hasBody, reclaim } from './body-limits.js';
 import { SESSION_COOKIE, type Sessions } from './dashboard/sessions.js';
@@ -45,15 +46,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 export const DASHBOARD_HEADER = 'x-drover-dashboard';
 
 /** The user a session cookie stands for, or undefined (no cookie, unknown, expired, or its token revoked). */
-function sessionToken(
-  state: AppState,
-  ledger: Ledger,
-  req: FastifyRequest,
-  parse: (s: string) => Record<string, string | undefined>,
-): TokenRow | undefined {
-  const header = req.headers.cookie;
-  if (!state.sessions || header === undefined) return undefined;
-  const id = parse(header)[SESSION_COOKIE];
+function sessionToken(state: AppState, ledger: Ledger, req: FastifyRequest): TokenRow | undefined {
+  if (!state.sessions) return undefined;
+  const id = req.cookies[SESSION_COOKIE];
   const session = state.sessions.get(id);
   if (!session) return undefined;
   if (session.tokenId === null) {
@@ -123,7 +118,8 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     },
   });
   const gate = new BodyGate(BODY_SLOTS);
-  // The dashboard's session cookie (sessionToken reads it; the plugin's hooks parse and set cookies).
+  // The dashboard's session cookie: the plugin's onRequest hook (registered before ours, so it runs first) parses
+  // the Cookie header into req.cookies, which sessionToken and the logout route read; reply.setCookie sets it.
   const { default: cookie } = await import('@fastify/cookie');
   await app.register(cookie);
 
@@ -136,7 +132,7 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     const auth = req.headers.authorization;
     let token: TokenRow | undefined;
     if (auth === undefined && state.sessions) {
-      token = sessionToken(state, ledger, req, (s) => app.parseCookie(s));
+      token = sessionToken(state, ledger, req);
       if (!token) {
         throw new HttpError(
           401,
@@ -203,6 +199,13 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     req.releaseBody?.();
     if (err instanceof HttpError) return send(reply, err.status, err.code, err.message, err.refused);
     if (err instanceof DroverError) return send(reply, STATUS[err.code] ?? 500, err.code, err.message);
+    // The ledger went bad under a running server (damaged, disk failing): a 500 naming the file and the remedy,
+    // as the CLI says it, rather than SQLite's bare words.
+    const bad = ledgerError(err, state.ledger?.paths.ledger);
+    if (bad) {
+      req.log.error({ err }, 'request failed: the ledger');
+      return send(reply, 500, bad.code, bad.message);
+    }
     const e = err as {
       statusCode?: number;
       code?: string;

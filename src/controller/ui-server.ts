@@ -1,4 +1,5 @@
 import type { Ledger } from '../ledger/ledger.js';
+import { ledgerError } from '../ledger/open.js';
 import type { DroverPaths } from '../paths.js';
 import { LiveHub } from './dashboard/live.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -30,7 +31,13 @@ export async function startUi(o: {
   const state: AppState = { ledger: o.ledger, ready: true, sessions };
   // Only what went wrong, on stderr (the pages' requests are not logged).
   const app = await makeApp(state, { level: 'error', stream: process.stderr });
-  const live = new LiveHub(o.ledger, (err) => process.stderr.write(`drover ui: ${String(err)}\n`));
+  // A live check that fails fails again at each tick (a damaged ledger): say each new reason once, not 4 a second.
+  let said = '';
+  const live = new LiveHub(o.ledger, (err) => {
+    const line = `drover ui: ${ledgerError(err, o.paths.ledger)?.message ?? String(err)}\n`;
+    if (line !== said) process.stderr.write(line);
+    said = line;
+  });
   dashboardRoutes(app, {
     ledger: () => o.ledger,
     sessions,

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { runDrover, type Started, startDrover } from '../helpers/drover.js';
+import { runDrover } from '../helpers/drover.js';
+import { loginByLink, startUi } from '../helpers/ui.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 import { poolWorkspace } from '../pool/helpers.js';
 
@@ -13,43 +14,6 @@ import { poolWorkspace } from '../pool/helpers.js';
  * what a careless or hostile client sends in the query strings and bodies — each a 4xx naming the bad value, the
  * server still answering after.
  */
-
-/** `drover ui --port 0` in a folder; its base URL and one-time login link (from its stderr). */
-async function startUi(
-  t: { after(fn: () => Promise<void>): void },
-  cwd: string,
-): Promise<{ base: string; link: string; proc: Started }> {
-  const proc = startDrover(['ui', '--port', '0'], { cwd });
-  let err = '';
-  proc.child.stderr!.on('data', (d: string) => {
-    err += d;
-  });
-  t.after(async () => {
-    proc.child.kill('SIGTERM');
-    await proc.result;
-  });
-  const link = await waitFor(
-    'drover ui to print its link',
-    () => {
-      if (proc.child.exitCode !== null) throw new Error(`drover ui exited ${proc.child.exitCode}: ${err}`);
-      return /open (http:\/\/\S+\/login\?code=\S+)/.exec(err)?.[1];
-    },
-    20_000,
-  );
-  return { base: link.replace(/\/login.*/, ''), link, proc };
-}
-
-/** Log in by a one-time link: the session cookie (name=value). */
-async function loginByLink(link: string): Promise<string> {
-  const res = await fetch(link, { redirect: 'manual' });
-  assert.equal(res.status, 303);
-  assert.equal(res.headers.get('location'), '/');
-  const cookie = res.headers.get('set-cookie') ?? '';
-  assert.match(cookie, /^drover_session=[\w-]{20,};/);
-  assert.match(cookie, /HttpOnly/);
-  assert.match(cookie, /SameSite=Strict/);
-  return cookie.split(';')[0]!;
-}
 
 async function job(cwd: string): Promise<void> {
   writeScript(cwd, 'w.sh', 'if [ "$2" = 2 ]; then echo "bad 50%_x" >&2; exit 1; fi\n');

@@ -110,6 +110,23 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
   await page.locator('[data-testid=timeline] canvas').first().waitFor();
   await screenshot(browser, page, shots, 'job');
 
+  // Opened with nothing changing, the job page asks for each thing once: its stream, the job, a page of its tasks
+  // (the stream's 'ready' draws it; navigating does not draw it again).
+  const asked: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    const u = new URL(r.url());
+    if (u.pathname.startsWith('/v1/ui/')) asked.push(u.pathname);
+  };
+  page.on('request', onRequest);
+  await page.reload();
+  await page.locator('[data-testid=tasks] tr[data-task]').first().waitFor();
+  await new Promise((r) => setTimeout(r, 1500));
+  page.off('request', onRequest);
+  const times = (p: string) => asked.filter((a) => a === p).length;
+  assert.equal(times('/v1/ui/events'), 1, asked.join(' '));
+  assert.equal(times('/v1/ui/jobs/sweep'), 1, asked.join(' '));
+  assert.equal(times('/v1/ui/jobs/sweep/tasks'), 1, asked.join(' '));
+
   // Filter to failed tasks: only tasks 3 and 6.
   await page.locator('[data-testid=filter-state]').selectOption({ label: 'failed (any bad end)' });
   await waitFor(
@@ -124,6 +141,16 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
   assert.deepEqual(ids, ['3', '6']);
   const states = await page.locator('[data-testid=tasks] tbody [data-state]').allTextContents();
   assert.deepEqual(states, ['failed', 'failed']);
+  // A click on the task column's head sorts by it the other way (it was sorted by id, up).
+  await page.locator('[data-testid=tasks] th[data-sort=id]').click();
+  await page.locator('[data-testid=tasks] th[data-sort=id].sorted.desc').waitFor();
+  await waitFor(
+    'the table sorted by task, down',
+    async () =>
+      (await page.locator('[data-testid=tasks] tbody tr').first().getAttribute('data-task')) === '6',
+    10_000,
+    100,
+  );
 
   // Open one: its stderr tail is there.
   await page.locator('[data-testid=tasks] tr[data-task="6"] a').click();
@@ -148,6 +175,15 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
     /<img src=x onerror=window.__xss=1><b>bold<\/b>/,
   );
   assert.equal(await page.locator('dl.kv img, dl.kv b').count(), 0);
+  assert.equal(await page.evaluate('window.__xss'), undefined);
+  // And in the job's task table (a data table's cells take text too).
+  await page.goto(`${server.url}/#/jobs/markup`);
+  await page.locator('[data-testid=tasks] td.cmd').first().waitFor();
+  assert.match(
+    (await page.locator('[data-testid=tasks] td.cmd').first().textContent()) ?? '',
+    /<img src=x onerror=window.__xss=1><b>bold<\/b>/,
+  );
+  assert.equal(await page.locator('[data-testid=tasks] img, [data-testid=tasks] b').count(), 0);
   assert.equal(await page.evaluate('window.__xss'), undefined);
 
   // A pool and its workers.

@@ -82,6 +82,21 @@ export class LiveHub {
     this.stop();
   }
 
+  /**
+   * Bring a job (or, undefined, every job) up to date unless that was done in the last REFRESH_MS: the pages'
+   * reads share it with the stream's checks, so a change the hub reports is not ingested again by the two or three
+   * requests of the redraw it causes (nor the scheduler asked again).
+   */
+  refresh(jobId: number | undefined): void {
+    const key = jobId === undefined ? 'folder' : String(jobId);
+    const now = Date.now();
+    // A refresh of every job covers this one too.
+    const last = Math.max(this.refreshedAt.get(key) ?? 0, this.refreshedAt.get('folder') ?? 0);
+    if (now - last < REFRESH_MS) return;
+    this.refreshedAt.set(key, now);
+    refresh(this.ledger, jobId);
+  }
+
   private start(): void {
     this.timer ??= setInterval(() => this.check([...this.watchers]), TICK_MS);
     this.pinger ??= setInterval(() => {
@@ -105,11 +120,7 @@ export class LiveHub {
       let sig = signatures.get(key);
       if (sig === undefined) {
         try {
-          const now = Date.now();
-          if (now - (this.refreshedAt.get(key) ?? 0) >= REFRESH_MS) {
-            this.refreshedAt.set(key, now);
-            refresh(this.ledger, w.jobId);
-          }
+          this.refresh(w.jobId);
           sig = w.jobId === undefined ? folderSignature(this.ledger) : jobSignature(this.ledger, w.jobId);
         } catch (err) {
           this.log(err);

@@ -122,20 +122,27 @@ function statesParam(value: string | undefined): State[] | undefined {
   return states as State[];
 }
 
-/** The job a route names, brought up to date, or a 404 / 400. */
-function jobOf(ledger: Ledger, name: string): JobRow {
+/**
+ * The job a route names, brought up to date by `update` (the live hub's throttled refresh for reads, a plain
+ * refresh before an action), or a 404 / 400.
+ */
+function jobOf(ledger: Ledger, name: string, update: (jobId: number) => void): JobRow {
   try {
     validateJobname(name, 'job');
   } catch (err) {
     throw new HttpError(400, 'bad-request', (err as Error).message);
   }
   const job = loadJob({ paths: ledger.paths, ledger }, name);
-  refresh(ledger, job.id);
+  update(job.id);
   return job;
 }
 
 /** Register the dashboard: its page and files (public), the login, and its read and action routes (user). */
 export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void {
+  // Reads refresh through the live hub (at most once per its REFRESH_MS): a job page's redraw asks for the job,
+  // its tasks and its chart at once, and the hub has often just refreshed to see the change that caused it.
+  const read = (jobId: number) => d.live().refresh(jobId);
+  const fresh = (ledger: Ledger) => (jobId: number) => refresh(ledger, jobId);
   for (const name of ['app.js', 'app.css'] as const) {
     app.get(`/assets/${name}`, { config: open }, async (_req, reply) => sendFile(reply, name));
   }
@@ -180,7 +187,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     },
   );
   app.post(`${UI}/logout`, { config: user }, async (req, reply) => {
-    d.sessions.close(req.headers.cookie ? app.parseCookie(req.headers.cookie)[SESSION_COOKIE] : undefined);
+    d.sessions.close(req.cookies[SESSION_COOKIE]);
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return { ok: true };
   });
@@ -192,13 +199,13 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
 
   app.get(`${UI}/jobs`, { config: user }, async () => {
     const ledger = d.ledger();
-    refresh(ledger);
+    d.live().refresh(undefined);
     return { jobs: jobsOverview(ledger) };
   });
 
   app.get<{ Params: { name: string } }>(`${UI}/jobs/:name`, { config: user }, async (req) => {
     const ledger = d.ledger();
-    const job = jobOf(ledger, req.params.name);
+    const job = jobOf(ledger, req.params.name, read);
     const now = Date.now() / 1000;
     return {
       name: job.name,
@@ -253,7 +260,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
       ...(q.state !== undefined ? { states: statesParam(q.state) } : {}),
       ...(q.q !== undefined ? { text: q.q } : {}),
     };
-    const job = jobOf(ledger, req.params.name);
+    const job = jobOf(ledger, req.params.name, read);
     const page = taskPage(ledger, job.id, query);
     // Results only of the rows shown: reading every task's result file is for the chart, on demand.
     const results = collectResults(ledger, job.id, { ids: page.rows.map((r) => r.id) });
@@ -269,7 +276,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     async (req) => {
       const ledger = d.ledger();
       const id = intParam(req.params.id, 'task', 0, 1, 1_000_000_000);
-      const job = jobOf(ledger, req.params.name);
+      const job = jobOf(ledger, req.params.name, read);
       const task = taskRowById(ledger, job.id, id);
       if (!task) throw new HttpError(404, 'not-found', `task ${id} is not in job '${job.name}'`);
       const attempts = taskAttempts(ledger, job.id, id);
@@ -300,14 +307,15 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
       if (!field || !param || field.length > 300 || param.length > 300) {
         throw new HttpError(400, 'bad-request', 'the chart needs field=RESULT_FIELD and param=PARAM');
       }
-      const job = jobOf(ledger, req.params.name);
+      const job = jobOf(ledger, req.params.name, read);
       return resultChart(ledger, job.id, field, param);
     },
   );
 
   app.get<{ Querystring: { job?: string } }>(`${UI}/events`, { config: user }, async (req, reply) => {
     const ledger = d.ledger();
-    const jobId = req.query.job === undefined ? undefined : jobOf(ledger, req.query.job).id;
+    // No refresh here: the hub refreshes as it takes the stream's first signature.
+    const jobId = req.query.job === undefined ? undefined : jobOf(ledger, req.query.job, () => {}).id;
     reply.hijack();
     d.live().add(reply.raw, jobId);
   });
@@ -392,7 +400,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     async (req) => {
       action('cancel');
       const ledger = d.ledger();
-      const job = jobOf(ledger, req.params.name);
+      const job = jobOf(ledger, req.params.name, fresh(ledger));
       let wanted: Set<number> | undefined;
       if (req.body?.tasklist !== undefined) {
         try {
@@ -426,7 +434,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
   app.post<{ Params: { name: string } }>(`${UI}/jobs/:name/rerun-failed`, { config: user }, async (req) => {
     action('rerun');
     const ledger = d.ledger();
-    const job = jobOf(ledger, req.params.name);
+    const job = jobOf(ledger, req.params.name, fresh(ledger));
     const latest = jobLaunches(ledger, job.id).at(-1);
     if (!latest)
       throw new HttpError(409, 'conflict', `job '${job.name}' was never launched: launch it first`);
