@@ -170,6 +170,9 @@ for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
   my $status = $?;
   if ($hires) { Time::HiRes::alarm(0); } else { alarm(0); }
   kill('KILL', -$child); # what it left in its group goes with it, as with every runner
+  # ... and is gone before the end is recorded: a process being killed can take a while to die on a busy node.
+  # (At most a second: a member that died but that no one reaps still counts as one.)
+  for (1 .. 100) { last unless kill(0, -$child); select(undef, undef, undef, 0.01); }
   $child = 0;
   # Sent SIGTERM: the scheduler stopped the element, or drover cancel did (with a cancel request).
   my $why = $timed_out ? 'timeout' : !$stop ? '' : cancel_requested() ? 'cancel' : 'scheduler';
