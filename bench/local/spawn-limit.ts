@@ -57,19 +57,30 @@ export function benchSpawnLimit(repeat: number): Result[] {
     return [notRun('local.launch-10k.spawn-loop', title, 'skipped', (err as Error).message, LOOP_TARGET)];
   }
   const reps = Math.min(repeat, 3);
-  const samples: Record<'drover' | 'loop', number[]> = { drover: [], loop: [] };
-  const cpu: Record<'drover' | 'loop', number[]> = { drover: [], loop: [] };
+  type Side = 'drover' | 'files' | 'loop';
+  const samples: Record<Side, number[]> = { drover: [], files: [], loop: [] };
+  const cpu: Record<Side, number[]> = { drover: [], files: [], loop: [] };
   let files = 0;
-  runSides(['drover', 'loop'] as const, reps, 'spawn-limit', (s, dir, i) => {
-    if (s === 'drover') {
+  let perTaskFiles = 0;
+  runSides(['drover', 'files', 'loop'] as const, reps, 'spawn-limit', (s, dir, i) => {
+    if (s !== 'loop') {
+      // drover as launched by default (--logs segments), and with a log file per attempt (--logs files).
       drover(['prelaunch', '+command', '/bin/true', '+jobname', 'b', '+pos-arg', ...range(n), '+q'], dir);
       const before = countFiles(path.join(dir, '.drover'));
-      const r = drover(['launch', '--jobname', 'b', '--backend', 'local', '--max-tasks', '2', '-q'], dir);
-      files = countFiles(path.join(dir, '.drover')) - before;
+      const logs = s === 'files' ? ['--logs', 'files'] : [];
+      const r = drover(
+        ['launch', '--jobname', 'b', '--backend', 'local', '--max-tasks', '2', '-q', ...logs],
+        dir,
+      );
+      const made = countFiles(path.join(dir, '.drover')) - before;
+      if (s === 'drover') files = made;
+      else perTaskFiles = made;
       checkAllSucceeded(drover(['status', 'b', '--json'], dir).stdout, 'b', n);
-      samples.drover.push(r.ms);
-      cpu.drover.push(r.cpuMs);
-      progress(`spawn-limit ${i + 1}/${reps} drover: ${fmtMs(r.ms)}, ${files} files created`);
+      samples[s].push(r.ms);
+      cpu[s].push(r.cpuMs);
+      progress(
+        `spawn-limit ${i + 1}/${reps} drover${logs.length ? ' --logs files' : ''}: ${fmtMs(r.ms)}, ${made} files created`,
+      );
     } else {
       const r = runOk('spawn-loop', loop, [String(n), '2', '/bin/true'], { cwd: dir });
       samples.loop.push(r.ms);
@@ -85,7 +96,16 @@ export function benchSpawnLimit(repeat: number): Result[] {
       side('spawn-loop (C: posix_spawn + waitpid, 2 processes)', samples.loop, cpu.loop),
       LOOP_TARGET,
       [`after every drover run, drover status reported all ${n} tasks succeeded`, 'every loop run exited 0'],
-      ['timed: only `drover launch`; the loop writes no logs or records'],
+      ['timed: only `drover launch` (default: --logs segments); the loop writes no logs or records'],
+    ),
+    compare(
+      'local.launch-10k.logs-files',
+      `launch ${n} × /bin/true N, 2 at a time: a log file per attempt (--logs files) vs slot segments (the default)`,
+      side('drover launch --max-tasks 2 -q --logs files', samples.files, cpu.files),
+      side('drover launch --max-tasks 2 -q', samples.drover, cpu.drover),
+      undefined,
+      [`after every run, drover status reported all ${n} tasks succeeded`],
+      [`--logs files created ${perTaskFiles} files, segments ${files}`],
     ),
     compare(
       'local.launch-10k.files',
