@@ -302,8 +302,11 @@ class JobfileUndo {
       if (this.backup) fs.rmSync(this.backup, { force: true });
       return result;
     } catch (err) {
-      if (this.backup) fs.renameSync(this.backup, this.file);
-      else if (this.backup === null) fs.rmSync(this.file, { force: true });
+      if (this.backup) {
+        fs.renameSync(this.backup, this.file);
+        // rename(2) does nothing when both names are links to one file (the jobfile was not replaced yet).
+        fs.rmSync(this.backup, { force: true });
+      } else if (this.backup === null) fs.rmSync(this.file, { force: true });
       throw err;
     }
   }
