@@ -99,7 +99,7 @@ function prelaunch(words: string[]): void {
   const undoParams = new JobfileUndo(paramsFile);
   const { fresh, total, changes } = undo.around(() =>
     undoParams.around(() =>
-      ws.ledger.write(() => {
+      ws.ledger.writeUnchecked(() => {
         if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
         const existing = spec.append ? readJobfile(jobfile) : new Map<number, JobEntry>();
         const startId = nextTaskId(existing);
