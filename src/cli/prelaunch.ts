@@ -27,6 +27,7 @@ import {
   prelaunchRequest,
   readJobfile,
   readParamsFile,
+  SweepFilesWorker,
   type SweepPlan,
   type SweepTask,
   type TaskBatch,
@@ -122,6 +123,12 @@ function prelaunch(words: string[]): void {
   if (line !== undefined) note(`drover: ${line}`);
 }
 
+/**
+ * From this many new tasks a sweep's files are written by a worker thread (SweepFilesWorker), in parallel with
+ * the ledger; below it, starting the thread costs more than it saves.
+ */
+const WORKER_MIN_TASKS = 8192;
+
 /** What a prelaunch writes: the job's files, the tasks it keeps (+append) and its new ones. */
 interface JobWrite {
   jobfile: string;
@@ -164,10 +171,26 @@ function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
       job.addBatch(b);
       sync.add(b);
     }
-    for (const b of batchesOf(w.fresh)) {
-      params.addBatch(b);
-      job.addBatch(b);
-      sync.add(b);
+    if (!Array.isArray(w.fresh) && w.fresh.count >= WORKER_MIN_TASKS) {
+      // A big sweep: a worker thread writes both files from the sweep while this one fills the ledger.
+      const files = new SweepFilesWorker(w.fresh, {
+        jobfile: job,
+        paramsFile: params,
+        paths: { jobfile: w.jobfile, paramsFile: w.paramsFile },
+      });
+      try {
+        for (const b of w.fresh.batches()) sync.add(b);
+        files.finish();
+      } catch (err) {
+        files.stop();
+        throw err;
+      }
+    } else {
+      for (const b of batchesOf(w.fresh)) {
+        params.addBatch(b);
+        job.addBatch(b);
+        sync.add(b);
+      }
     }
     params.commit();
     job.commit();
