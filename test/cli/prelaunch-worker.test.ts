@@ -83,3 +83,20 @@ test('the worker fails on a full disk: one line, exit 1, and the jobfile, params
   assert.deepEqual(files(), was, 'the files are as they were, and no temporary file is left');
   assert.deepEqual(ledgerTasks(cwd), tasksWere, 'the ledger is as it was');
 });
+
+test('the ledger fails while the worker writes: the worker is stopped, and no file is left behind', {
+  skip: needsRoot,
+}, async (t) => {
+  // The ledger on a 1 MB disk, the job's files in a folder with room: 200,000 task rows overflow SQLite's page
+  // cache into the write-ahead log during the inserts, which fail there, long before the worker is done.
+  const cwd = tmpfsFolder(t, '1m');
+  const files = tempWorkspace(t);
+  const jobfile = path.join(files, 'jobs.json');
+  const words = ['+command', 'run', '+jobname', 'j', '+jobfile', jobfile, '+pos-arg', ...range(100), '+arg'];
+  words.push('--n', ...range(2000), '+q');
+  const r = await runDrover(['prelaunch', ...words], { cwd });
+  assert.equal(r.stdout, '');
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /^(drover: created .*\n)?drover: [^\n]*(full|space)[^\n]*\n$/i);
+  assert.deepEqual(fs.readdirSync(files), [], 'no jobfile, params file or temporary file');
+});
