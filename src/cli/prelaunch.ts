@@ -163,7 +163,7 @@ function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
   let job: JobfileWriter | undefined;
   try {
     job = new JobfileWriter(w.jobfile);
-    const sync = new JobSync(ledger, jobname);
+    const sync = new JobSync(ledger, jobname, { bulk: taskCount(w.fresh) >= WORKER_MIN_TASKS });
     // The earlier records (+append), but those of the ids the new tasks take: theirs are the new tasks'.
     for (const [id, r] of w.records)
       if (id < first || id > last) params.add(id, r.command, JSON.stringify(r.params));

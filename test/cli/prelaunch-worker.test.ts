@@ -25,6 +25,27 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
 /** 5 × 2000 = 10,000 tasks: above the worker's threshold, more than two batches. */
 const BIG = ['+command', 'run', '+jobname', 'j', '+pos-arg', ...range(5), '+arg', '--n', ...range(2000)];
 
+/** The ledger's count trigger's SQL, and each job's counts by state. */
+function counting(cwd: string): { trigger: string | undefined; counts: unknown[] } {
+  const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
+  try {
+    const trigger = db
+      .prepare("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'tasks_count_insert'")
+      .pluck()
+      .get() as string | undefined;
+    return {
+      trigger,
+      counts: db
+        .prepare(
+          'SELECT j.name, c.state, c.n FROM job_counts c JOIN jobs j ON j.id = c.job_id ORDER BY j.name, c.state',
+        )
+        .all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
 function ledgerTasks(cwd: string): { id: number; command: string }[] {
   const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
   try {
@@ -99,4 +120,31 @@ test('the ledger fails while the worker writes: the worker is stopped, and no fi
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /^(drover: created .*\n)?drover: [^\n]*(full|space)[^\n]*\n$/i);
   assert.deepEqual(fs.readdirSync(files), [], 'no jobfile, params file or temporary file');
+  assert.match(
+    counting(cwd).trigger ?? '',
+    /AFTER INSERT ON tasks/,
+    'the count trigger is back (rolled back)',
+  );
+});
+
+test('a big new job counts its tasks without the per-row trigger, which is back for the next sync', async (t) => {
+  const cwd = tempWorkspace(t);
+  const small = ['prelaunch', '+command', 'x', '+jobname', 'other', '+pos-arg', '1', '+q'];
+  assert.equal((await runDrover(small, { cwd })).code, 0);
+  const fresh = counting(cwd).trigger;
+  assert.match(fresh ?? '', /AFTER INSERT ON tasks/);
+  assert.equal((await runDrover(['prelaunch', ...BIG, '+q'], { cwd })).code, 0);
+  const after = counting(cwd);
+  assert.equal(after.trigger, fresh, 'the trigger is made again from its own SQL');
+  assert.deepEqual(after.counts, [
+    { name: 'j', state: 'pending', n: 10000 },
+    { name: 'other', state: 'pending', n: 1 },
+  ]);
+  const more = ['+command', 'more', '+jobname', 'j', '+pos-arg', 'a', 'b', '+append', '+q'];
+  assert.equal((await runDrover(['prelaunch', ...more], { cwd })).code, 0);
+  assert.deepEqual(
+    counting(cwd).counts[0],
+    { name: 'j', state: 'pending', n: 10002 },
+    'the trigger counts again',
+  );
 });
