@@ -153,8 +153,9 @@ function taskCount(fresh: SweepPlan | SweepTask[]): number {
 /**
  * Write the job's params file and jobfile (each replaced atomically, params first) and sync the ledger's tasks,
  * streaming the new tasks through all three a batch at a time: a sweep of a million tasks takes the memory of
- * one batch. Runs inside the ledger's write transaction; a failure before the files are renamed leaves both
- * as they were.
+ * one batch; from WORKER_MIN_TASKS new tasks of a sweep, a worker thread writes the files while this thread
+ * fills the ledger. Runs inside the ledger's write transaction; a failure before the files are renamed leaves
+ * both as they were.
  */
 function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
   const first = nextTaskId(w.existing);
