@@ -68,6 +68,39 @@ const embedWeb = embedTexts({
   extra: `export const WEB_FILES = ${JSON.stringify(webFiles)};`,
 });
 
+// The sweep files worker (src/sweep/sweep-files-worker.ts, a worker_threads program) goes in as text too, bundled
+// on its own into one CommonJS script: src/sweep/sweep-files-start.ts, which starts it from the file beside
+// itself, is replaced by a module that starts it from that text (a worker may be given code with eval).
+const sweepWorker = await build({
+  entryPoints: ['src/sweep/sweep-files-worker.ts'],
+  bundle: true,
+  write: false,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  logLevel: 'warning',
+});
+const sweepWorkerText = sweepWorker.outputFiles[0].text;
+const embedSweepWorker = {
+  name: 'drover-sweep-worker',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/sweep-files-start\.js$/ }, (args) => ({
+      path: path.join(args.resolveDir, 'sweep-files-start.ts'),
+      namespace: 'drover-sweep-worker',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'drover-sweep-worker' }, () => ({
+      contents: [
+        "import { Worker } from 'node:worker_threads';",
+        `const code = ${JSON.stringify(sweepWorkerText)};`,
+        'export function startSweepFilesWorker(data) {',
+        '  return new Worker(code, { eval: true, workerData: data, transferList: [data.port] });',
+        '}',
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
 // The chunks' names carry a hash of their content: drop the last build's, or they pile up.
 fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
 
@@ -83,7 +116,7 @@ await build({
   target: 'node20',
   format: 'esm',
   external: ['better-sqlite3'],
-  plugins: [embedPrograms, embedWeb],
+  plugins: [embedPrograms, embedWeb, embedSweepWorker],
   banner: {
     js: "import { createRequire as __droverRequire } from 'node:module'; const require = __droverRequire(import.meta.url);",
   },

@@ -27,6 +27,7 @@ import {
   prelaunchRequest,
   readJobfile,
   readParamsFile,
+  SweepFilesWorker,
   type SweepPlan,
   type SweepTask,
   type TaskBatch,
@@ -99,7 +100,7 @@ function prelaunch(words: string[]): void {
   const undoParams = new JobfileUndo(paramsFile);
   const { fresh, total, changes } = undo.around(() =>
     undoParams.around(() =>
-      ws.ledger.write(() => {
+      ws.ledger.writeUnchecked(() => {
         if (!spec.append) refuseWhileLaunched(ws.ledger, spec.jobname);
         const existing = spec.append ? readJobfile(jobfile) : new Map<number, JobEntry>();
         const startId = nextTaskId(existing);
@@ -121,6 +122,12 @@ function prelaunch(words: string[]): void {
   const line = describeChanges(spec.jobname, changes);
   if (line !== undefined) note(`drover: ${line}`);
 }
+
+/**
+ * From this many new tasks a sweep's files are written by a worker thread (SweepFilesWorker), in parallel with
+ * the ledger; below it, starting the thread costs more than it saves.
+ */
+const WORKER_MIN_TASKS = 8192;
 
 /** What a prelaunch writes: the job's files, the tasks it keeps (+append) and its new ones. */
 interface JobWrite {
@@ -146,8 +153,9 @@ function taskCount(fresh: SweepPlan | SweepTask[]): number {
 /**
  * Write the job's params file and jobfile (each replaced atomically, params first) and sync the ledger's tasks,
  * streaming the new tasks through all three a batch at a time: a sweep of a million tasks takes the memory of
- * one batch. Runs inside the ledger's write transaction; a failure before the files are renamed leaves both
- * as they were.
+ * one batch; from WORKER_MIN_TASKS new tasks of a sweep, a worker thread writes the files while this thread
+ * fills the ledger. Runs inside the ledger's write transaction; a failure before the files are renamed leaves
+ * both as they were.
  */
 function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
   const first = nextTaskId(w.existing);
@@ -156,7 +164,7 @@ function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
   let job: JobfileWriter | undefined;
   try {
     job = new JobfileWriter(w.jobfile);
-    const sync = new JobSync(ledger, jobname);
+    const sync = new JobSync(ledger, jobname, { bulk: taskCount(w.fresh) >= WORKER_MIN_TASKS });
     // The earlier records (+append), but those of the ids the new tasks take: theirs are the new tasks'.
     for (const [id, r] of w.records)
       if (id < first || id > last) params.add(id, r.command, JSON.stringify(r.params));
@@ -164,10 +172,26 @@ function writeJob(ledger: Ledger, jobname: string, w: JobWrite): JobChanges {
       job.addBatch(b);
       sync.add(b);
     }
-    for (const b of batchesOf(w.fresh)) {
-      params.addBatch(b);
-      job.addBatch(b);
-      sync.add(b);
+    if (!Array.isArray(w.fresh) && w.fresh.count >= WORKER_MIN_TASKS) {
+      // A big sweep: a worker thread writes both files from the sweep while this one fills the ledger.
+      const files = new SweepFilesWorker(w.fresh, {
+        jobfile: job,
+        paramsFile: params,
+        paths: { jobfile: w.jobfile, paramsFile: w.paramsFile },
+      });
+      try {
+        for (const b of w.fresh.batches()) sync.add(b);
+        files.finish();
+      } catch (err) {
+        files.stop();
+        throw err;
+      }
+    } else {
+      for (const b of batchesOf(w.fresh)) {
+        params.addBatch(b);
+        job.addBatch(b);
+        sync.add(b);
+      }
     }
     params.commit();
     job.commit();
@@ -302,8 +326,11 @@ class JobfileUndo {
       if (this.backup) fs.rmSync(this.backup, { force: true });
       return result;
     } catch (err) {
-      if (this.backup) fs.renameSync(this.backup, this.file);
-      else if (this.backup === null) fs.rmSync(this.file, { force: true });
+      if (this.backup) {
+        fs.renameSync(this.backup, this.file);
+        // rename(2) does nothing when both names are links to one file (the jobfile was not replaced yet).
+        fs.rmSync(this.backup, { force: true });
+      } else if (this.backup === null) fs.rmSync(this.file, { force: true });
       throw err;
     }
   }

@@ -128,6 +128,9 @@ export interface EntryBatch {
   params: readonly string[];
 }
 
+/** The trigger that counts a job's tasks by state as each row is inserted (migrations: job_counts). */
+const COUNT_TRIGGER = 'tasks_count_insert';
+
 /** Entries a sync gathers before it writes them. */
 const SYNC_BATCH = 4096;
 /** Rows per INSERT statement: 4 values each, well under SQLite's 32,766 bound parameters. */
@@ -149,10 +152,20 @@ export class JobSync {
   private readonly hasAttempts: boolean;
   private count = 0;
   private max = 0;
+  /** The count trigger's SQL while it is set aside for a bulk insert (see `bulk`), else undefined. */
+  private countTrigger: string | undefined;
 
+  /**
+   * `bulk`: many entries are coming (a big sweep). A new job's rows then skip the per-row count trigger: it is
+   * dropped in this transaction and made again, from its own SQL, by `finish`, which adds the rows to
+   * job_counts at once (a fifth of the insert's time for a million rows). The transaction holds the write lock,
+   * so no other writer inserts tasks meanwhile, and readers see the schema of before or after, never between.
+   * A transaction that took a bulk JobSync must not commit without its `finish` (an error rolls it back).
+   */
   constructor(
     private readonly ledger: Ledger,
     private readonly name: string,
+    options: { bulk?: boolean } = {},
   ) {
     if (!ledger.db.inTransaction) throw new Error('JobSync runs inside a ledger.write transaction');
     let job = findJob(ledger, name);
@@ -168,6 +181,13 @@ export class JobSync {
       this.created || ledger.stmt('SELECT 1 FROM tasks WHERE job_id = ? LIMIT 1').get(job.id) === undefined;
     this.hasAttempts =
       ledger.stmt('SELECT 1 FROM attempts WHERE job_id = ? LIMIT 1').get(job.id) !== undefined;
+    if (this.direct && options.bulk) {
+      this.countTrigger = ledger
+        .stmt(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = '${COUNT_TRIGGER}'`)
+        .pluck()
+        .get() as string | undefined;
+      if (this.countTrigger !== undefined) ledger.db.exec(`DROP TRIGGER ${COUNT_TRIGGER}`);
+    }
     if (!this.direct) {
       ledger.db.exec(
         `CREATE TEMP TABLE IF NOT EXISTS sync_entries (id INTEGER PRIMARY KEY, command TEXT NOT NULL, tag TEXT NOT NULL,
@@ -181,7 +201,7 @@ export class JobSync {
   add(batch: EntryBatch): void {
     const n = batch.ids.length;
     const { id, generation } = this.job;
-    const head = !this.direct ? [] : this.hasAttempts ? [id, generation + 1, id] : [id, generation + 1];
+    const head = this.direct && this.hasAttempts ? [id, generation + 1, id] : [];
     const values: unknown[] = [];
     for (let start = 0; start < n; start += ROWS_PER_INSERT) {
       const rows = Math.min(ROWS_PER_INSERT, n - start);
@@ -202,6 +222,18 @@ export class JobSync {
     const { ledger, job } = this;
     let changes: JobChanges;
     if (this.direct) {
+      if (this.countTrigger !== undefined) {
+        ledger.db.exec(this.countTrigger);
+        this.countTrigger = undefined;
+        // What the trigger would have counted: every new row is pending.
+        if (this.count > 0)
+          ledger
+            .stmt(
+              `INSERT INTO job_counts (job_id, state, n) VALUES (?, 'pending', ?)
+             ON CONFLICT DO UPDATE SET n = n + excluded.n`,
+            )
+            .run(job.id, this.count);
+      }
       changes = {
         created: this.created,
         added: this.count,
@@ -228,14 +260,23 @@ export class JobSync {
     const values = `VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?)').join(', ')}`;
     if (!this.direct)
       return this.ledger.stmt(`INSERT INTO temp.sync_entries (id, command, tag, params) ${values}`);
-    // Bound first: the job, the new tasks' revision (and the job again). A new id continues the attempt numbers of
-    // any earlier task with that id, so its history stays intact; a job without attempts has none to continue.
-    const attempts = this.hasAttempts
-      ? 'coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)'
-      : '0';
+    if (!this.hasAttempts) {
+      // The common case, a new job: plain rows, the job and the revision written in (integers from the ledger),
+      // so each row binds only its own four values and SQLite makes no subquery of them (a quarter less time).
+      const { id, generation } = this.job;
+      const row = `(${Math.trunc(id)}, ?, ?, ?, ?, ${Math.trunc(generation) + 1}, 0)`;
+      return this.ledger.stmt(
+        `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
+         VALUES ${Array.from({ length: rows }, () => row).join(', ')}`,
+      );
+    }
+    // Bound first: the job, the new tasks' revision and the job again. A new id continues the attempt numbers of
+    // any earlier task with that id, so its history stays intact.
     return this.ledger.stmt(
       `INSERT INTO tasks (job_id, id, command, tag, params, revision, attempts)
-       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?, ${attempts} FROM (${values}) e`,
+       SELECT ?, e.column1, e.column2, e.column3, e.column4, ?,
+         coalesce((SELECT max(attempt) FROM attempts a WHERE a.job_id = ? AND a.task_id = e.column1), 0)
+       FROM (${values}) e`,
     );
   }
 }

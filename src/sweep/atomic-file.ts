@@ -32,6 +32,16 @@ export class AtomicFile {
     if (this.pending >= CHUNK_CHARS) this.guard(() => this.flush());
   }
 
+  /**
+   * Write out the text gathered so far and give the temporary file's descriptor, for another writer in this
+   * process (a worker thread) to add to at its end. Writing here waits until that writer is done; `commit` and
+   * `abort` stay here.
+   */
+  handOver(): number {
+    this.guard(() => this.flush());
+    return this.fd;
+  }
+
   /** Write what is left, make it durable and put it in place of the file. */
   commit(): void {
     this.guard(() => {

@@ -42,7 +42,8 @@ export class SweepPlan {
   private readonly sizes: number[];
 
   constructor(
-    private readonly spec: SweepSpec,
+    /** The sweep it plans. */
+    readonly spec: SweepSpec,
     /** Id of the first task. */
     readonly startId: number,
     private readonly parts: readonly Part[],

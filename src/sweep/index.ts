@@ -23,6 +23,8 @@ export {
 export { parsePrelaunchArgs, prelaunchRequest } from './parse-args.js';
 export type { Arity, OptionDef, OptionKey } from './prelaunch-options.js';
 export { PRELAUNCH_OPTIONS, PRELAUNCH_USAGE } from './prelaunch-options.js';
+export type { SweepFileWriters } from './sweep-files.js';
+export { SweepFilesWorker } from './sweep-files.js';
 export type { TaskBatch } from './task-batch.js';
 export { BATCH_SIZE, batchesOfTasks, emptyBatch } from './task-batch.js';
 export type { ArgMode, JobEntry, PrelaunchSpec, SweepArg, SweepSpec, SweepTask } from './types.js';

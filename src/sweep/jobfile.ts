@@ -110,14 +110,23 @@ export class JobfileWriter {
 
   /** Add a batch of tasks' entries. */
   addBatch(batch: TaskBatch): void {
-    const parts: string[] = [];
-    for (let i = 0; i < batch.ids.length; i++)
-      parts.push(
-        `"${batch.ids[i]}": [${pythonJsonString(batch.commands[i]!)}, ${pythonJsonString(batch.tags[i]!)}]`,
-      );
-    if (parts.length === 0) return;
-    this.file.write((this.empty ? '' : ', ') + parts.join(', '));
+    if (batch.ids.length === 0) return;
+    this.file.write(jobfileEntriesText(batch, this.empty));
     this.empty = false;
+  }
+
+  /**
+   * Hand the file over to another writer (a worker thread) that adds entries after these with
+   * jobfileEntriesText: the temporary file's descriptor, and whether it has no entry yet. Call `resume`
+   * once that writer is done, then `commit` or `abort` here.
+   */
+  handOver(): { fd: number; empty: boolean } {
+    return { fd: this.file.handOver(), empty: this.empty };
+  }
+
+  /** Take the file back from the writer it was handed to, which added entries if `added`. */
+  resume(added: boolean): void {
+    if (added) this.empty = false;
   }
 
   /** Close the object and put the file in place. */
@@ -130,6 +139,16 @@ export class JobfileWriter {
   abort(): void {
     this.file.abort();
   }
+}
+
+/** A batch's jobfile entries as onager writes them, `, `-separated (and after one when `first` is false). */
+export function jobfileEntriesText(batch: TaskBatch, first: boolean): string {
+  const parts: string[] = [];
+  for (let i = 0; i < batch.ids.length; i++)
+    parts.push(
+      `"${batch.ids[i]}": [${pythonJsonString(batch.commands[i]!)}, ${pythonJsonString(batch.tags[i]!)}]`,
+    );
+  return (first ? '' : ', ') + parts.join(', ');
 }
 
 function corrupt(path: string, what: string): DroverError {

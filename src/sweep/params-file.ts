@@ -118,7 +118,23 @@ export class ParamsFileWriter {
 
   /** Add a batch of tasks' records. */
   addBatch(batch: TaskBatch): void {
-    for (let i = 0; i < batch.ids.length; i++) this.add(batch.ids[i]!, batch.commands[i]!, batch.params[i]!);
+    if (batch.ids.length === 0) return;
+    this.file.write(paramsRecordsText(batch, this.empty));
+    this.empty = false;
+  }
+
+  /**
+   * Hand the file over to another writer (a worker thread) that adds records after these with
+   * paramsRecordsText: the temporary file's descriptor, and whether it has no record yet. Call `resume` once
+   * that writer is done, then `commit` or `abort` here.
+   */
+  handOver(): { fd: number; empty: boolean } {
+    return { fd: this.file.handOver(), empty: this.empty };
+  }
+
+  /** Take the file back from the writer it was handed to, which added records if `added`. */
+  resume(added: boolean): void {
+    if (added) this.empty = false;
   }
 
   /** Close the object and put the file in place. */
@@ -131,6 +147,14 @@ export class ParamsFileWriter {
   abort(): void {
     this.file.abort();
   }
+}
+
+/** A batch's params file records, one a line, opening the object when `first` (as ParamsFileWriter.add). */
+export function paramsRecordsText(batch: TaskBatch, first: boolean): string {
+  let text = '';
+  for (let i = 0; i < batch.ids.length; i++)
+    text += `${first && i === 0 ? '{\n' : ',\n'}"${batch.ids[i]}": {"command":${JSON.stringify(batch.commands[i])},"params":${batch.params[i]}}`;
+  return text;
 }
 
 /** The params each jobfile entry has: the recorded values when the recorded command is its command, else none. */
