@@ -32,10 +32,7 @@ test('each line is a task: blank lines and # comments skipped, CRLF and blanks t
     tasks.map((x) => [x.task, x.state, x.params]),
     [1, 2, 3].map((id) => [id, 'succeeded', {}]),
   );
-  assert.equal(
-    fs.readFileSync(path.join(cwd, '.drover', 'logs', 'c', '1', '2.1.out'), 'utf8'),
-    'two words\n',
-  );
+  assert.equal((await runDrover(['logs', 'c', '2'], { cwd })).stdout, 'two words\n');
 });
 
 test('+commands-file - reads standard input, and +append adds after the last task', async (t) => {
