@@ -1,6 +1,7 @@
 import { type State, TERMINAL_STATES, zeroCounts } from '../protocol/states.js';
 import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
+import { ATTEMPT_LOG_COLUMNS, type AttemptLogs } from './queries.js';
 
 /**
  * What the web dashboard reads (docs/dashboard.md): everything a page shows is computed here, in SQL, so a page of
@@ -350,7 +351,7 @@ export function durationHistogram(ledger: Ledger, jobId: number, bins = 30): His
 }
 
 /** One attempt of a task, as the task page shows it. */
-export interface TaskAttemptRow {
+export interface TaskAttemptRow extends AttemptLogs {
   attempt: number;
   launch_id: number;
   backend: string;
@@ -363,13 +364,6 @@ export interface TaskAttemptRow {
   host: string | null;
   pid: number | null;
   reason: string | null;
-  stdout_path: string | null;
-  stderr_path: string | null;
-  stdout_off: number | null;
-  stdout_end: number | null;
-  stderr_off: number | null;
-  stderr_end: number | null;
-  log_seq: number | null;
   /** True when it ran the task's current command (an earlier command's attempts are history). */
   current: boolean;
 }
@@ -379,8 +373,8 @@ export function taskAttempts(ledger: Ledger, jobId: number, taskId: number): Tas
   const rows = ledger
     .stmt(
       `SELECT a.attempt, a.launch_id, l.backend, a.state, a.exit_code, a.signal, a.started_at, a.ended_at,
-         round(a.duration, 3) AS duration_s, a.host, a.pid, a.reason, a.stdout_path, a.stderr_path,
-         a.stdout_off, a.stdout_end, a.stderr_off, a.stderr_end, a.log_seq, (lt.revision = t.revision) AS current
+         round(a.duration, 3) AS duration_s, a.host, a.pid, a.reason,
+         ${ATTEMPT_LOG_COLUMNS.replace(/(\w+)/g, 'a.$1')}, (lt.revision = t.revision) AS current
        FROM attempts a JOIN launches l ON l.id = a.launch_id
          JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          LEFT JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
+import type { AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
 import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
@@ -57,16 +58,9 @@ const SPAWNERS = ['python', 'perl', 'node'].filter(
   (s) => (s !== 'python' || findPython() !== null) && (s !== 'perl' || perlAvailable()),
 );
 
-interface AttemptRow {
+interface AttemptRow extends AttemptLogs {
   task_id: number;
   attempt: number;
-  stdout_path: string | null;
-  stderr_path: string | null;
-  stdout_off: number | null;
-  stdout_end: number | null;
-  stderr_off: number | null;
-  stderr_end: number | null;
-  log_seq: number | null;
 }
 
 function slice(place: LogPlace, stream: 'out' | 'err'): Buffer {
