@@ -57,7 +57,9 @@ test('60 tasks writing 100 KB each on a 2 MB disk: the runner holds its records 
   assert.equal(pre.code, 0, pre.stderr);
   // A log file per attempt: removing them gives the space back at once (a slot's segment stays open, so its space
   // comes back only when the runner ends — docs/local.md#logs).
-  const run = startDrover(['launch', '--jobname', 'big', '--max-tasks', '4', '--logs', 'files'], { cwd: dir });
+  const run = startDrover(['launch', '--jobname', 'big', '--max-tasks', '4', '--logs', 'files'], {
+    cwd: dir,
+  });
   let stderr = '';
   run.child.stderr!.on('data', (d: string) => {
     stderr += d;
