@@ -6,6 +6,28 @@ import { isSystemError } from '../errors.js';
 /** Text gathered before it is written: a few writes for a file of any size, and bounded memory. */
 const CHUNK_CHARS = 1 << 20;
 
+/** Text for a file, gathered and written to its descriptor a megabyte at a time. */
+export class TextChunks {
+  private chunks: string[] = [];
+  private pending = 0;
+
+  /** Add text; true when a chunk's worth is gathered and should be written out. */
+  add(text: string): boolean {
+    this.chunks.push(text);
+    this.pending += text.length;
+    return this.pending >= CHUNK_CHARS;
+  }
+
+  /** Write what is gathered to `fd`. */
+  writeTo(fd: number): void {
+    if (this.pending === 0) return;
+    const bytes = Buffer.from(this.chunks.join(''), 'utf8');
+    this.chunks = [];
+    this.pending = 0;
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+  }
+}
+
 /**
  * A file replaced atomically once it is whole: its text is written in chunks to a temporary file in the same
  * directory, which `commit` fsyncs and renames over the path (then fsyncs the directory); `abort` removes it.
@@ -15,8 +37,7 @@ const CHUNK_CHARS = 1 << 20;
 export class AtomicFile {
   private fd: number;
   private readonly temp: string;
-  private chunks: string[] = [];
-  private pending = 0;
+  private readonly text = new TextChunks();
 
   constructor(readonly path: string) {
     const dir = dirname(path);
@@ -27,9 +48,7 @@ export class AtomicFile {
 
   /** Add text to the file. */
   write(text: string): void {
-    this.chunks.push(text);
-    this.pending += text.length;
-    if (this.pending >= CHUNK_CHARS) this.guard(() => this.flush());
+    if (this.text.add(text)) this.guard(() => this.flush());
   }
 
   /**
@@ -62,11 +81,7 @@ export class AtomicFile {
   }
 
   private flush(): void {
-    if (this.pending === 0) return;
-    const bytes = Buffer.from(this.chunks.join(''), 'utf8');
-    this.chunks = [];
-    this.pending = 0;
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    this.text.writeTo(this.fd);
   }
 
   private guard(fn: () => void): void {

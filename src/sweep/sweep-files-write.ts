@@ -1,5 +1,6 @@
-import { fsyncSync, writeSync } from 'node:fs';
+import { fsyncSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
+import { TextChunks } from './atomic-file.js';
 import { planSweep } from './expand.js';
 import { jobfileEntriesText } from './jobfile.js';
 import { paramsRecordsText } from './params-file.js';
@@ -36,25 +37,19 @@ export const FAILED = 2;
 /** Stopped on request, before the end. */
 export const STOPPED = 3;
 
-/** Text gathered before a write: few system calls, bounded memory. */
-const CHUNK_CHARS = 1 << 20;
-
 /** Which of the two files a failure is about. */
 export type SweepFile = 'jobfile' | 'paramsFile';
 
 /** Write at the descriptor's end, a megabyte at a time; a failure is tagged with the file's role (`file`). */
 class Appender {
-  private chunks: string[] = [];
-  private pending = 0;
+  private readonly text = new TextChunks();
   constructor(
     private readonly fd: number,
     private readonly file: SweepFile,
   ) {}
 
   write(text: string): void {
-    this.chunks.push(text);
-    this.pending += text.length;
-    if (this.pending >= CHUNK_CHARS) this.guard(() => this.flush());
+    if (this.text.add(text)) this.guard(() => this.flush());
   }
 
   /** Write out what is gathered and make the file durable. */
@@ -75,11 +70,7 @@ class Appender {
   }
 
   private flush(): void {
-    if (this.pending === 0) return;
-    const bytes = Buffer.from(this.chunks.join(''), 'utf8');
-    this.chunks = [];
-    this.pending = 0;
-    for (let done = 0; done < bytes.length; ) done += writeSync(this.fd, bytes, done, bytes.length - done);
+    this.text.writeTo(this.fd);
   }
 }
 
