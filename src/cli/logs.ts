@@ -6,7 +6,7 @@ import { DroverError, usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobHasTask, jobNotFound } from '../ledger/jobs.js';
 import { latestInLaunch, taskAttempt, taskNow } from '../ledger/queries.js';
-import { extentOf, type LogPlace, placeOf } from '../protocol/log-slices.js';
+import { extentOf, isEmptySlice, type LogPlace, placeOf } from '../protocol/log-slices.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
@@ -105,7 +105,7 @@ async function copyFrom(
     handle = await fs.promises.open(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      if (place.off !== null && place.end !== null && place.end <= place.off) return { upTo: 0, final: true };
+      if (isEmptySlice(place)) return { upTo: 0, final: true };
       return 'missing';
     }
     throw new DroverError('not-found', `cannot read log file ${file}: ${(err as Error).message}`, {
@@ -159,8 +159,8 @@ async function followTask(
     const a = now.launch !== null ? latestInLaunch(ws.ledger, jobId, taskId, now.launch) : undefined;
     if (a && a.attempt > seen) {
       if (seen > 0) note(`drover: task ${taskId} attempt ${a.attempt} started (a retry)`);
-      if ((err ? a.stderr_path : a.stdout_path) !== null && (err ? a.stderr_path : a.stdout_path) !== '')
-        await follow(ws, jobId, taskId, a.attempt, err ? 'err' : 'out');
+      const stream = err ? 'err' : 'out';
+      if (placeOf(a, stream).path) await follow(ws, jobId, taskId, a.attempt, stream);
       seen = a.attempt;
       continue;
     }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { WorkerRow } from '../ledger/pool-workers.js';
-import { segmentFile } from '../protocol/log-slices.js';
+import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
 import type { RegisterRequest, ReportBatch } from '../protocol/messages.js';
 import type { AttemptRecord, StartRecord } from '../protocol/records.js';
 import type { ControllerCore } from './core.js';
@@ -130,20 +130,13 @@ function logPaths(
   const dir = l.settings.logDir;
   if (l.settings.logs !== 'segments')
     return {
-      out: path.join(dir, `${r.task}.${r.attempt}.out`),
-      err: path.join(dir, `${r.task}.${r.attempt}.err`),
+      out: attemptFile(dir, r.task, r.attempt, 'out'),
+      err: attemptFile(dir, r.task, r.attempt, 'err'),
     };
   const slotOk = Number.isSafeInteger(r.slot) && r.slot >= 0 && r.slot < Math.max(1, w.slots);
   if (!slotOk || r.out_off === undefined || r.err_off === undefined || r.seq === undefined)
     return { out: '', err: '' };
-  const prefix = path.join(dir, w.id);
-  return {
-    out: segmentFile(prefix, r.slot, 'out'),
-    err: segmentFile(prefix, r.slot, 'err'),
-    out_off: r.out_off,
-    err_off: r.err_off,
-    seq: r.seq,
-  };
+  return segmentLogs(path.join(dir, w.id), r.slot, { outOff: r.out_off, errOff: r.err_off, seq: r.seq });
 }
 
 /** A worker's records as the ledger takes them: only their known fields; host and log paths are the controller's. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Ledger } from '../ledger/ledger.js';
 import { resultSources } from '../ledger/results.js';
-import { extentOf, type LogPlace, readRange } from '../protocol/log-slices.js';
+import { attemptFile, extentOf, type LogPlace, readRange } from '../protocol/log-slices.js';
 import type { State } from '../protocol/states.js';
 import type { ResultSource } from './spec.js';
 
@@ -85,7 +85,7 @@ function sourceOf(options: string | null): ResultSource {
  * own log (`3.1.out`) or its slot's segment (`3.1.result.json` either way).
  */
 export function resultFileOf(out: string, task: number, attempt: number): string {
-  return path.join(path.dirname(out), `${task}.${attempt}.result.json`);
+  return attemptFile(path.dirname(out), task, attempt, 'result');
 }
 
 /** An attempt's result: none when it left none, none and a problem when what it left cannot be used. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * Where an attempt's output is, and how to read it (issue 14 §3). An attempt writes its stdout and stderr either
@@ -18,6 +19,34 @@ import fs from 'node:fs';
  */
 
 export type Stream = 'out' | 'err' | 'idx';
+
+/**
+ * A file of one attempt in the log folder: its own log (`--logs files`, `<task>.<attempt>.out|err`) or, whatever
+ * the logs, its result (`<task>.<attempt>.result.json`, DROVER_RESULT_FILE).
+ */
+export function attemptFile(
+  logDir: string,
+  task: number,
+  attempt: number,
+  kind: 'out' | 'err' | 'result',
+): string {
+  return path.join(logDir, `${task}.${attempt}.${kind === 'result' ? 'result.json' : kind}`);
+}
+
+/** What a start record says of an attempt's output in segments: its slot's two segments, where it begins, its entry. */
+export function segmentLogs(
+  prefix: string,
+  slot: number,
+  at: { outOff: number; errOff: number; seq: number },
+): { out: string; err: string; out_off: number; err_off: number; seq: number } {
+  return {
+    out: segmentFile(prefix, slot, 'out'),
+    err: segmentFile(prefix, slot, 'err'),
+    out_off: at.outOff,
+    err_off: at.errOff,
+    seq: at.seq,
+  };
+}
 
 /** The file of a slot's segment (or index): `<prefix>.<slot>.<stream>`; the spawners build the same name. */
 export function segmentFile(prefix: string, slot: number, stream: Stream): string {
@@ -42,6 +71,11 @@ export interface LogPlace {
   end: number | null;
   /** Its entry in the segment's index (a segment only). */
   seq: number | null;
+}
+
+/** A slice known to hold nothing: it needs no file (its segment may never have been made). */
+export function isEmptySlice(place: LogPlace): boolean {
+  return place.off !== null && place.end !== null && place.end <= place.off;
 }
 
 /** How far an attempt's output goes now. */

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { segmentFile } from '../protocol/log-slices.js';
 import { processStartTime } from '../util/proc.js';
 import { programText } from './programs.js';
 import { SegmentFiles } from './segment-files.js';
@@ -137,11 +138,12 @@ export class NodeExecutor implements Executor {
   private openLogs(
     req: TaskRequest,
     slot: Slot,
-  ): { out: number; err: number; span?: SegmentSpan; own: boolean } | null {
+  ): { out: number; err: number; errFile: string; span?: SegmentSpan; own: boolean } | null {
     const logs = req.logs;
     if ('segments' in logs) {
       try {
-        return { ...this.segments.begin(logs.segments, slot.index), own: false };
+        const errFile = segmentFile(logs.segments, slot.index, 'err');
+        return { ...this.segments.begin(logs.segments, slot.index), errFile, own: false };
       } catch {
         return null;
       }
@@ -153,7 +155,7 @@ export class NodeExecutor implements Executor {
       return null;
     }
     try {
-      return { out, err: fs.openSync(logs.err, 'w'), own: true };
+      return { out, err: fs.openSync(logs.err, 'w'), errFile: logs.err, own: true };
     } catch {
       fs.closeSync(out);
       return null;
@@ -200,20 +202,16 @@ export class NodeExecutor implements Executor {
           done({ exitCode, signal: signal === null ? null : os.constants.signals[signal], ...ended() });
         });
       } else {
-        const errFd = logs.err;
+        // Appended by name (a segment is opened for appending too): its slot starts nothing before this ends.
         child.once('error', (e: NodeJS.ErrnoException) => {
-          fs.writeSync(errFd, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
-          if (logs.own) fs.closeSync(errFd);
+          fs.appendFileSync(logs.errFile, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
           q.resolveStarted(null);
           done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
         });
-        if (logs.own) fs.closeSync(logs.out);
-        return;
       }
-    } catch (err) {
+    } finally {
+      // The task has its own copies; a slot's segments stay open for its next task.
       if (logs.own) for (const fd of [logs.out, logs.err]) fs.closeSync(fd);
-      throw err;
     }
-    if (logs.own) for (const fd of [logs.out, logs.err]) fs.closeSync(fd);
   }
 }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { segmentFile } from '../protocol/log-slices.js';
+import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
 import { type AttemptRecord, nowSec, RECORDS_VERSION, type StartRecord } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
@@ -322,9 +322,10 @@ export class Runner {
   private submit(q: Queued): void {
     const { task, attempt } = q;
     const segments = this.segments;
+    const logDir = this.group.logDir;
     const files = {
-      out: path.join(this.group.logDir, `${task.id}.${attempt}.out`),
-      err: path.join(this.group.logDir, `${task.id}.${attempt}.err`),
+      out: attemptFile(logDir, task.id, attempt, 'out'),
+      err: attemptFile(logDir, task.id, attempt, 'err'),
     };
     // Where the attempt's output went, as its start record says it: its files, or its slot's segments and where
     // it begins in them (nothing when the segments could not be opened).
@@ -333,14 +334,7 @@ export class Runner {
       span: SegmentSpan | undefined,
     ): Pick<StartRecord, 'out' | 'err' | 'out_off' | 'err_off' | 'seq'> => {
       if (!segments) return files;
-      if (!span) return { out: '', err: '' };
-      return {
-        out: segmentFile(segments, slot, 'out'),
-        err: segmentFile(segments, slot, 'err'),
-        out_off: span.outOff,
-        err_off: span.errOff,
-        seq: span.seq,
-      };
+      return span ? segmentLogs(segments, slot, span) : { out: '', err: '' };
     };
     const command = wrapCommand(task.command, this.group.header, this.group.footer);
     const exec = this.executor.submit({
@@ -351,7 +345,7 @@ export class Runner {
         DROVER_TASK_ID: String(task.id),
         DROVER_ATTEMPT: String(attempt),
         // Where the attempt may leave a JSON object as its result (drover results), beside its logs.
-        DROVER_RESULT_FILE: path.join(this.group.logDir, `${task.id}.${attempt}.result.json`),
+        DROVER_RESULT_FILE: attemptFile(logDir, task.id, attempt, 'result'),
       },
       cwd: this.group.cwd,
       logs: segments ? { segments } : files,

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { AttemptLogs } from '../../src/ledger/queries.js';
-import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
+import {
+  extentOf,
+  INDEX_ENTRY,
+  isEmptySlice,
+  type LogPlace,
+  placeOf,
+  readRange,
+} from '../../src/protocol/log-slices.js';
 import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
 import { tempWorkspace, waitFor } from '../helpers/workspace.js';
@@ -64,7 +71,7 @@ interface AttemptRow extends AttemptLogs {
 }
 
 function slice(place: LogPlace, stream: 'out' | 'err'): Buffer {
-  if (place.off !== null && place.end !== null && place.end === place.off) return Buffer.alloc(0);
+  if (isEmptySlice(place)) return Buffer.alloc(0);
   const fd = fs.openSync(place.path!, 'r');
   try {
     const e = extentOf(fd, place, stream);
@@ -287,4 +294,19 @@ test('--logs files keeps a file per attempt; a bad --logs is one line and exit 2
   assert.deepEqual(files, ['1.1.err', '1.1.out']);
   const r = await runDrover(['logs', job, '1'], { cwd });
   assert.equal(r.stdout, 'hi\n');
+});
+
+test('a program that cannot be executed: its reason is its stderr slice, with each process starter', async (t) => {
+  for (const spawner of SPAWNERS) {
+    const cwd = tempWorkspace(t);
+    const env = { DROVER_SPAWNER: spawner };
+    const l = await runDrover(['launch', '--command', 'no-such-program-here', '--jobname', 'x', '-q'], {
+      cwd,
+      env,
+    });
+    assert.equal(l.code, 1, l.stderr);
+    const err = await runDrover(['logs', 'x', '1', '--err'], { cwd });
+    assert.match(err.stdout, /^drover: cannot execute no-such-program-here: .+\n$/, spawner);
+    assert.equal((await runDrover(['logs', 'x', '1'], { cwd })).stdout, '', spawner);
+  }
 });

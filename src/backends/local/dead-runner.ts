@@ -4,6 +4,7 @@ import { ingestLaunch } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished, recordStart } from '../../ledger/transitions.js';
+import { attemptFile } from '../../protocol/log-slices.js';
 import type { StartRecord } from '../../protocol/records.js';
 import type { LaunchFile } from '../../runner/group.js';
 import { processStartedAt, shortHostname } from '../../util/proc.js';
@@ -97,7 +98,7 @@ export function settleDeadRunner(ledger: Ledger, launch: LaunchRow, runnerPid: n
     const seen = attemptSeen.get(r.task);
     const attempt = seen?.attempt ?? r.attempts + 1;
     if (logDir === null) logDir = logDirOf(launch);
-    const out = logDir && path.join(logDir, `${r.task}.${attempt}.out`);
+    const out = logDir && attemptFile(logDir, r.task, attempt, 'out');
     const logged = out ? fileTime(out) : undefined;
     if (seen || logged !== undefined) {
       u.startedAttempt = attempt;
@@ -111,7 +112,7 @@ export function settleDeadRunner(ledger: Ledger, launch: LaunchRow, runnerPid: n
         gpus: null,
         host: shortHostname(),
         out: out || '',
-        err: out ? out.replace(/\.out$/, '.err') : '',
+        err: logDir ? attemptFile(logDir, r.task, attempt, 'err') : '',
       };
       recordStart(ledger, launch.job_id, launch.id, start);
     }

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { extentOf, type LogPlace, readRange } from '../../protocol/log-slices.js';
+import { extentOf, isEmptySlice, type LogPlace, readRange } from '../../protocol/log-slices.js';
 
 /** How much of a log's end the task page shows. */
 export const TAIL_BYTES = 16 * 1024;
@@ -26,9 +26,7 @@ export function logTail(place: LogPlace | null, stream: 'out' | 'err' = 'out', b
   try {
     fd = fs.openSync(file, 'r');
   } catch {
-    // An empty slice needs no file: its segment may never have been made.
-    const empty = place.off !== null && place.end !== null && place.end <= place.off;
-    return { path: file, size: empty ? 0 : null, text: '', cut: false };
+    return { path: file, size: isEmptySlice(place) ? 0 : null, text: '', cut: false };
   }
   try {
     const { start, end } = extentOf(fd, place, stream);

@@ -175,8 +175,8 @@ export function recordEndWithoutStart(
 export const ATTEMPT_COLUMNS = `job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
   host, slot, gpus, pid, stdout_path, stderr_path, reason, stdout_off, stdout_end, stderr_off, stderr_end, log_seq`;
 
-/** How many values attemptValues gives. */
-export const ATTEMPT_VALUES = 21;
+/** How many values attemptValues gives: one per column. */
+export const ATTEMPT_VALUES = ATTEMPT_COLUMNS.split(',').length;
 
 /** A whole attempt's row (ATTEMPT_COLUMNS) from its start and end records. */
 export function attemptValues(jobId: number, launchId: number, s: StartRecord, e: EndRecord): unknown[] {
