@@ -58,4 +58,10 @@ test('the controller bounds tasklists like the CLI, and pools take sizes in the 
     num_jobs: 1e9,
   });
   assert.equal(big.status, 400);
+  // How logs are kept: only the two names, as the CLI's --logs (a client that skips the CLI gets a 400 naming it).
+  for (const logs of ['bogus', '', 'FILES', 123, null, ['files']]) {
+    const r = await post(server.url, server.token, '/launches', { pool: 'p', cwd, jobname: 'j', logs });
+    assert.equal(r.status, 400, `logs ${JSON.stringify(logs)}: ${JSON.stringify(r.body)}`);
+    assert.match(r.body.error!.message, /logs/);
+  }
 });

@@ -271,6 +271,12 @@ test('a reader of a running attempt takes its end from the index once written, a
 
 test('--logs files keeps a file per attempt; a bad --logs is one line and exit 2, before anything is made', async (t) => {
   const cwd = tempWorkspace(t);
+  for (const odd of ['', 'FILES', 'segments ', 'files,segments']) {
+    const r = await runDrover(['launch', '--command', 'echo hi', '--logs', odd], { cwd });
+    assert.equal(r.code, 2, `--logs ${JSON.stringify(odd)}: ${r.stderr}`);
+    assert.match(r.stderr, /^drover: --logs .* is not a way to keep logs/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  }
   const bad = await runDrover(['launch', '--command', 'echo hi', '--logs', 'bogus'], { cwd });
   assert.equal(bad.code, 2);
   assert.match(
