@@ -15,7 +15,8 @@ import path from 'node:path';
  * slot's index (`<prefix>.<slot>.idx`, fixed-size entries in order, the attempt's `seq`-th) right after the reap
  * and before the slot's next task starts. A reader takes the segment's size, then looks for the entry: if it is
  * there, that is the end; if not, the attempt had not been reaped when the size was taken, so no later task had
- * written yet, and the size is a safe end for now.
+ * written yet, and the size is a safe end for now. (One gap: an index entry that the disk had no room for. The end
+ * record still has the ends, but until it is read in, a reader of that attempt may see the next task's bytes.)
  */
 
 export type Stream = 'out' | 'err' | 'idx';

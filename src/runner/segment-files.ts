@@ -28,19 +28,29 @@ export class SegmentFiles {
     return { out: s.out, err: s.err, span };
   }
 
-  /** The task has been reaped: its ends, also into the index. Undefined when they could not be written. */
+  /**
+   * The task has been reaped: its ends, also into the index (an index that cannot be written, a full disk, still
+   * gives the ends: the record has them). Undefined when the segments cannot be read.
+   */
   end(prefix: string, slot: number, span: SegmentSpan): SegmentSpan | undefined {
+    let s: Open;
+    let outEnd: number;
+    let errEnd: number;
     try {
-      const s = this.get(prefix, slot);
-      const outEnd = fs.fstatSync(s.out).size;
-      const errEnd = fs.fstatSync(s.err).size;
-      const entry = `${String(outEnd).padStart(15, '0')} ${String(errEnd).padStart(15, '0')}\n`;
-      fs.writeSync(s.idx, entry, span.seq * INDEX_ENTRY);
-      s.next = Math.max(s.next, span.seq + 1);
-      return { ...span, outEnd, errEnd };
+      s = this.get(prefix, slot);
+      outEnd = fs.fstatSync(s.out).size;
+      errEnd = fs.fstatSync(s.err).size;
     } catch {
       return undefined;
     }
+    s.next = Math.max(s.next, span.seq + 1);
+    try {
+      const entry = `${String(outEnd).padStart(15, '0')} ${String(errEnd).padStart(15, '0')}\n`;
+      fs.writeSync(s.idx, entry, span.seq * INDEX_ENTRY);
+    } catch {
+      // Readers of a running attempt go by the size until its end record is in.
+    }
+    return { ...span, outEnd, errEnd };
   }
 
   close(): void {

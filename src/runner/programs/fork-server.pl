@@ -53,12 +53,13 @@ sub segment {
   delete $segments{shift @segment_order} while @segment_order > 64;
   return $segments{$key};
 }
-# The ends of a task's output after its reap, into the index before the slot's next task: then reported.
+# The ends of a task's output after its reap, into the index before the slot's next task: then reported (also
+# when the index cannot be written, a full disk: the record has them all the same).
 sub span_end {
   my ($prefix, $slot, $seq, $ooff, $eoff) = @{ $_[0] };
   my $s = segment($prefix, $slot) or return '';
   my ($oend, $eend) = (-s $s->[0] || 0, -s $s->[1] || 0);
-  sysseek($s->[2], $seq * 32, 0) and syswrite($s->[2], sprintf("%015d %015d\n", $oend, $eend)) or return '';
+  sysseek($s->[2], $seq * 32, 0) and syswrite($s->[2], sprintf("%015d %015d\n", $oend, $eend));
   $s->[3] = $seq + 1 if $s->[3] < $seq + 1;
   return "\t$seq\t$ooff\t$eoff\t$oend\t$eend";
 }

@@ -78,15 +78,19 @@ def segment(prefix, slot):
     return s
 
 def span_end(span):
-    # Sizes after the reap, into the index before the slot's next task can write: then reported.
+    # Sizes after the reap, into the index before the slot's next task can write: then reported. An index that
+    # cannot be written (a full disk) still leaves the ends in the report, so the record has them.
     prefix, slot, seq, ooff, eoff = span
     try:
         s = segment(prefix, slot)
         oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
-        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
-        s[3] = max(s[3], seq + 1)
     except OSError:
         return ''
+    s[3] = max(s[3], seq + 1)
+    try:
+        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
+    except OSError:
+        pass
     return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
 
 def pairs(kvs):
