@@ -103,6 +103,11 @@ export interface LaunchPlan {
   count: number;
   /** The tasks in id order with their next attempt number (read when needed: a pool reads them lazily). */
   tasks: () => LaunchTask[];
+  /**
+   * The same tasks one at a time, for a backend that streams them into its runner's files (local): a million
+   * tasks without a million objects. The ledger runs nothing else until the iteration ends.
+   */
+  eachTask: () => Iterable<LaunchTask>;
   /** What every runner of the launch shares. */
   settings: RunSettings;
   request: LaunchRequest;

@@ -10,6 +10,7 @@ import { recordHistory } from '../ledger/history.js';
 import type { JobRow } from '../ledger/jobs.js';
 import {
   getLaunch,
+  iterateLaunchTasks,
   type LaunchRow,
   type LaunchTask,
   launchTasks,
@@ -148,7 +149,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
       ...(spec.numJobs !== undefined ? { num_jobs: spec.numJobs } : {}),
     };
     return ws.ledger.write(() => {
-      const { launch, tasks } = createLaunch(
+      const { launch, ids: present } = createLaunch(
         ws.ledger,
         job,
         spec.backend,
@@ -168,7 +169,11 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
         tasklist: launch.tasklist,
         count: launch.task_count,
         tasks: () =>
-          backend.traits.taskRows === 'eager' ? tasks : launchTasks(ws.ledger, job.id, ids ?? []),
+          launchTasks(ws.ledger, job.id, backend.traits.taskRows === 'eager' ? present : (ids ?? [])),
+        eachTask: () =>
+          backend.traits.taskRows === 'eager'
+            ? iterateLaunchTasks(ws.ledger, launch)
+            : launchTasks(ws.ledger, job.id, ids ?? []),
         settings,
         request,
         config,
@@ -283,6 +288,7 @@ async function dryRun(
     tasklist: list,
     count,
     tasks,
+    eachTask: tasks,
     settings,
     request: c.request,
     config: c.config,

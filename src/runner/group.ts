@@ -1,4 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { atPath } from '../files.js';
+import { AtomicFile } from '../sweep/atomic-file.js';
 
 export { writeFileAtomic } from '../files.js';
 
@@ -9,8 +13,13 @@ export { writeFileAtomic } from '../files.js';
 export interface GroupFile extends RunSettings {
   /** The group's key within the launch (`1` for a local launch; the array index for cluster launches). */
   group: string;
-  /** Tasks in the order they should start. */
-  tasks: GroupTask[];
+  /** Tasks in the order they should start: a list, or a task file read as the runner needs them. */
+  tasks: TaskList;
+}
+
+/** A group's tasks in the order they start, and how many: an array, or a TaskFile. */
+export interface TaskList extends Iterable<GroupTask> {
+  readonly length: number;
 }
 
 /**
@@ -18,7 +27,13 @@ export interface GroupFile extends RunSettings {
  * runner of the launch shares, and each group's tasks by key.
  */
 export interface LaunchFile extends RunSettings {
-  groups: Record<string, GroupTask[]>;
+  groups: Record<string, GroupTask[] | TaskFileRef>;
+}
+
+/** A group whose tasks are in a task file of their own (a local launch's): its path beside the launch file. */
+export interface TaskFileRef {
+  file: string;
+  count: number;
 }
 
 /** Settings shared by every runner of a launch. */
@@ -93,5 +108,108 @@ export function readGroup(file: string, key?: string): GroupFile {
   if (k === undefined) throw new Error(`${file} has ${keys.length} groups: say which with --group`);
   const tasks = groups[k];
   if (!tasks) throw new Error(`${file} has no group '${k}'`);
-  return { ...settings, group: k, tasks };
+  if (Array.isArray(tasks)) return { ...settings, group: k, tasks };
+  return {
+    ...settings,
+    group: k,
+    tasks: new TaskFile(path.resolve(path.dirname(file), tasks.file), tasks.count),
+  };
+}
+
+/** Bytes read from a task file at a time: the runner holds this much of it, whatever the group's size. */
+const READ_BYTES = 1 << 20;
+
+/**
+ * A group's tasks kept in a file of their own, one JSON object (a GroupTask) per line, in the order they start:
+ * how a local launch hands a million tasks to its runner without either holding them all. Iterating reads the
+ * file a megabyte at a time; `length` is the count written beside it in the launch file.
+ */
+export class TaskFile implements TaskList {
+  constructor(
+    readonly path: string,
+    readonly length: number,
+  ) {}
+
+  [Symbol.iterator](): TaskReader {
+    return new TaskReader(this.path);
+  }
+}
+
+/** Reads a task file's lines as they are asked for; `return` (or the end) closes it. */
+export class TaskReader implements Iterator<GroupTask> {
+  private fd: number;
+  private readonly buf = Buffer.allocUnsafe(READ_BYTES);
+  private lines: string[] = [];
+  private at = 0;
+  private rest = '';
+  private readonly decoder = new StringDecoder('utf8');
+  private line = 0;
+
+  constructor(private readonly file: string) {
+    this.fd = atPath(file, () => fs.openSync(file, 'r'));
+  }
+
+  next(): IteratorResult<GroupTask> {
+    while (this.at === this.lines.length) {
+      if (this.fd < 0) return { done: true, value: undefined };
+      const n = atPath(this.file, () => fs.readSync(this.fd, this.buf, 0, this.buf.length, null));
+      if (n === 0) {
+        this.return();
+        if (this.rest !== '')
+          throw new Error(`${this.file}: line ${this.line + 1} has no end: the file is cut short`);
+        return { done: true, value: undefined };
+      }
+      // A chunk may end inside a character (the decoder keeps its bytes for the next) or inside a line (kept).
+      const text = this.rest + this.decoder.write(this.buf.subarray(0, n));
+      const cut = text.lastIndexOf('\n');
+      this.lines = cut < 0 ? [] : text.slice(0, cut).split('\n');
+      this.rest = text.slice(cut + 1);
+      this.at = 0;
+    }
+    this.line++;
+    return { done: false, value: parseTask(this.lines[this.at++]!, this.file, this.line) };
+  }
+
+  return(): IteratorResult<GroupTask> {
+    if (this.fd >= 0) fs.closeSync(this.fd);
+    this.fd = -1;
+    return { done: true, value: undefined };
+  }
+}
+
+/** One line of a task file, checked: a task the runner could not run would otherwise fail deep inside it. */
+function parseTask(line: string, file: string, n: number): GroupTask {
+  let t: unknown;
+  try {
+    t = JSON.parse(line);
+  } catch {
+    throw new Error(`${file}: line ${n} is not JSON`);
+  }
+  const task = t as GroupTask;
+  if (
+    typeof t !== 'object' ||
+    t === null ||
+    !Number.isSafeInteger(task.id) ||
+    typeof task.command !== 'string' ||
+    !Number.isSafeInteger(task.attempt)
+  )
+    throw new Error(`${file}: line ${n} is not a task (id, command, attempt)`);
+  return task;
+}
+
+/** Write a group's tasks as a task file, atomically: the file is there whole, or not at all. Returns the count. */
+export function writeTaskFile(file: string, tasks: Iterable<GroupTask>): number {
+  const out = new AtomicFile(file);
+  let n = 0;
+  try {
+    for (const t of tasks) {
+      out.write(`${JSON.stringify(t)}\n`);
+      n++;
+    }
+  } catch (err) {
+    out.abort();
+    throw err;
+  }
+  out.commit();
+  return n;
 }

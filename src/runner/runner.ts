@@ -98,7 +98,15 @@ export class Runner {
   readonly name: string;
   readonly recordsFile: string;
   readonly slots: Slot[];
+  /** Tasks to run before the group's own: retries due, tasks held back, tasks added to a kept-open runner. */
   private readonly queue: Queued[] = [];
+  /**
+   * The group's tasks not handed out yet, taken as slots free up (a task file is read a chunk at a time, so a
+   * runner holds a few of a million tasks); undefined once all are taken.
+   */
+  private pending: Iterator<GroupTask> | undefined;
+  /** Tasks a cancel request named that are still in `pending`: skipped when their turn comes. */
+  private readonly cancelledAhead = new Set<number>();
   private readonly waiting = new Map<number, { q: Queued; timer: NodeJS.Timeout }>();
   private readonly inFlight = new Set<InFlight>();
   private readonly summary: RunnerSummary = {};
@@ -159,7 +167,7 @@ export class Runner {
       baseEnv.VIRTUAL_ENV = group.venv;
       baseEnv.PATH = `${path.join(group.venv, 'bin')}:${env.PATH ?? ''}`;
     }
-    for (const task of group.tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
+    this.pending = group.tasks[Symbol.iterator]();
     if (options.executor) {
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && env[k] !== v) this.groupEnv[k] = v;
       this.executor = options.executor;
@@ -170,6 +178,8 @@ export class Runner {
 
   /** More tasks for a runner made with `keepOpen` (they start after those queued). */
   add(tasks: readonly GroupTask[]): void {
+    // After the group's own (a pool worker's runners have none).
+    for (let q = this.takePending(); q; q = this.takePending()) this.queue.push(q);
     for (const task of tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
     this.pump();
   }
@@ -220,6 +230,8 @@ export class Runner {
       this.waiting.delete(id);
       this.skip(id);
     }
+    if (!wanted) for (let q = this.takePending(); q; q = this.takePending()) this.skip(q.task.id);
+    else if (this.pending) for (const id of wanted) this.cancelledAhead.add(id);
     // Withdraw tasks not started yet before signalling running ones: the executor reads the withdrawals
     // before it reaps the stopped tasks, so none of them starts in a slot the stop frees.
     const targets = [...this.inFlight].filter((f) => hit(f.task.id));
@@ -240,8 +252,11 @@ export class Runner {
       return;
     }
     this.checkCancelRequests();
+    // Of the tasks not handed out yet, those a cancel request named are recorded cancelled (it asked for them).
+    while (this.cancelledAhead.size > 0 && this.takePending());
     this.cancelledAll = true;
     this.queue.length = 0;
+    this.dropPending();
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     this.waiting.clear();
     const targets = [...this.inFlight];
@@ -314,9 +329,43 @@ export class Runner {
 
   private pump(): void {
     const limit = this.options.lookahead ?? this.slots.length * LOOKAHEAD_PER_SLOT;
-    while (!this.writer.blocked && this.inFlight.size < limit && this.queue.length > 0)
-      this.submit(this.queue.shift()!);
+    while (!this.writer.blocked && this.inFlight.size < limit) {
+      const q = this.queue.shift() ?? this.takePending();
+      if (!q) break;
+      this.submit(q);
+    }
     this.maybeFinish();
+  }
+
+  /** The group's next task to run (those a cancel request named are recorded `cancelled` on the way). */
+  private takePending(): Queued | undefined {
+    while (this.pending) {
+      let next: IteratorResult<GroupTask>;
+      try {
+        next = this.pending.next();
+      } catch (err) {
+        // A damaged task file: the tasks before the damage ran; those after it never start and have no record
+        // (the launch's check of its runner records them cancelled once the runner is gone).
+        process.stderr.write(`drover: ${(err as Error).message}: the tasks after it do not run\n`);
+        this.dropPending();
+        return undefined;
+      }
+      if (next.done) {
+        this.dropPending();
+        return undefined;
+      }
+      const task = next.value;
+      if (this.cancelledAhead.delete(task.id)) this.skip(task.id);
+      else return { task, attempt: task.attempt, retry: 0 };
+    }
+    return undefined;
+  }
+
+  /** No more of the group's tasks are taken (all taken, or the runner is stopping): its file is closed. */
+  private dropPending(): void {
+    this.pending?.return?.();
+    this.pending = undefined;
+    this.cancelledAhead.clear();
   }
 
   private submit(q: Queued): void {
@@ -473,7 +522,14 @@ export class Runner {
   }
 
   private maybeFinish(): void {
-    if (!this.finish || this.queue.length > 0 || this.waiting.size > 0 || this.inFlight.size > 0) return;
+    if (
+      !this.finish ||
+      this.queue.length > 0 ||
+      this.pending ||
+      this.waiting.size > 0 ||
+      this.inFlight.size > 0
+    )
+      return;
     if (this.open && !this.cancelledAll) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
     this.record({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });

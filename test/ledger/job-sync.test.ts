@@ -5,6 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { jobTaskIds, syncJobTasks } from '../../src/ledger/jobs.js';
+import { launchTasks } from '../../src/ledger/launches.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { jobAttempts, jobCounts } from '../../src/ledger/queries.js';
 import {
@@ -138,7 +139,7 @@ test('random jobfile rewrites, launches and records: a task state always belongs
             continue;
           }
           const made = createLaunch(ledger, job, 'local', ids, {}, (l) => `/nonexistent/${l}`);
-          for (const task of made.tasks) {
+          for (const task of launchTasks(ledger, job.id, made.ids)) {
             const m = model.get(task.id)!;
             const run: ModelRun = {
               launch: made.launch.id,

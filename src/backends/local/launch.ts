@@ -6,10 +6,25 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { ledgerError } from '../../ledger/open.js';
 import { deleteLaunch } from '../../ledger/transitions.js';
-import { type GroupFile, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
+import {
+  type GroupFile,
+  type LaunchFile,
+  type RunSettings,
+  TaskFile,
+  writeFileAtomic,
+  writeTaskFile,
+} from '../../runner/group.js';
 import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
 import { LAUNCH_DIR_VAR } from './leftovers.js';
 import { runDetached, runForeground } from './submit.js';
+
+/** The local runner's tasks, one JSON object a line, beside launch.json (which names it). */
+const TASK_FILE = 'tasks.jsonl';
+
+/** The values of `items` through `fn`, one at a time. */
+function* map<T, U>(items: Iterable<T>, fn: (item: T) => U): IterableIterator<U> {
+  for (const item of items) yield fn(item);
+}
 
 /** How often a foreground launch moves its runner's records into the ledger. */
 const INGEST_EVERY_MS = 500;
@@ -70,21 +85,28 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
   const { ledger } = plan;
   const launch = plan.launch!;
   const settings = localSettings(plan, launch.dir);
-  const groupTasks = plan.tasks().map((t) => ({ id: t.id, command: t.command, attempt: t.attempt }));
-  const launchFile: LaunchFile = { ...settings, groups: { '1': groupTasks } };
+  // The tasks go into a task file of their own, streamed from the ledger, and the runner reads it as its slots
+  // free up: neither process holds a million tasks.
   const launchPath = path.join(launch.dir, 'launch.json');
+  const taskPath = path.join(launch.dir, TASK_FILE);
+  let count: number;
   try {
+    count = writeTaskFile(
+      taskPath,
+      map(plan.eachTask(), (t) => ({ id: t.id, command: t.command, attempt: t.attempt })),
+    );
+    const launchFile: LaunchFile = { ...settings, groups: { '1': { file: TASK_FILE, count } } };
     writeFileAtomic(launchPath, JSON.stringify(launchFile));
   } catch (err) {
     discardLaunch(ledger, launch);
     throw err;
   }
-  const group: GroupFile = { ...settings, group: '1', tasks: groupTasks };
+  const group: GroupFile = { ...settings, group: '1', tasks: new TaskFile(taskPath, count) };
   if (plan.detach) {
     const h = runDetached(ledger, plan.drover.bin, launchPath, group, launch.dir);
     return {
       handles: h, // recorded already, before the runner was told to go
-      summary: `${groupTasks.length} task(s) of '${plan.job.name}' running in the background (runner pid ${h.pid})`,
+      summary: `${count} task(s) of '${plan.job.name}' running in the background (runner pid ${h.pid})`,
       warnings: [],
     };
   }
@@ -98,13 +120,9 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
     }
   }, INGEST_EVERY_MS);
   try {
-    const { interrupted } = await runForeground(
-      ledger,
-      group,
-      plan.observe?.(groupTasks.length, plan.job.name),
-    );
+    const { interrupted } = await runForeground(ledger, group, plan.observe?.(count, plan.job.name));
     return {
-      summary: `${groupTasks.length} task(s) of '${plan.job.name}' ran here`,
+      summary: `${count} task(s) of '${plan.job.name}' ran here`,
       warnings: [],
       ran: { interrupted },
     };

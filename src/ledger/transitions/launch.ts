@@ -1,6 +1,6 @@
 import { condenseIds } from '../../tasklist/tasklist.js';
 import type { JobRow } from '../jobs.js';
-import { getLaunch, type LaunchRow, type LaunchTask, launchTasks, refuseActive } from '../launches.js';
+import { getLaunch, type LaunchRow, refuseActive } from '../launches.js';
 import type { Ledger } from '../ledger.js';
 
 /**
@@ -11,11 +11,11 @@ import type { Ledger } from '../ledger.js';
 /**
  * Transition: create a launch of `taskIds` of `job` (those the job still has) and mark them `queued` in it and
  * as the tasks' newest launch; refused when one of them is queued or running already. One transaction. Returns
- * the launch and its tasks.
+ * the launch and the ids of its tasks.
  *
  * `lazy` (pools): only the launch row is made, naming its tasks as a tasklist — `ranks` N for the ranks 1..N of a
  * `--num-jobs` job — so the transaction's size does not depend on the number of tasks; the dispatcher makes
- * their rows in chunks (transitions/expand.ts). Then `tasks` is empty.
+ * their rows in chunks (transitions/expand.ts). Then `ids` is empty.
  */
 export function createLaunch(
   ledger: Ledger,
@@ -25,10 +25,10 @@ export function createLaunch(
   options: object,
   dirOf: (launchId: number) => string,
   taskRows: 'eager' | 'lazy' = 'eager',
-): { launch: LaunchRow; tasks: LaunchTask[] } {
+): { launch: LaunchRow; ids: number[] } {
   return ledger.write(() => {
     const now = Date.now() / 1000;
-    let tasks: LaunchTask[] = [];
+    let present: number[] = [];
     let tasklist: string;
     let count: number;
     if ('ranks' in taskIds) {
@@ -40,8 +40,11 @@ export function createLaunch(
       count = taskIds.length;
     } else {
       // Read again inside the transaction: a prelaunch may have changed the job since the caller selected.
-      tasks = launchTasks(ledger, job.id, taskIds);
-      const present = tasks.map((t) => t.id);
+      // Ids only: the tasks' commands are read when the backend needs them (iterateLaunchTasks, launchTasks).
+      present = ledger
+        .stmt('SELECT id FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id')
+        .pluck()
+        .all(job.id, JSON.stringify(taskIds)) as number[];
       refuseActive(ledger, job, present);
       tasklist = condenseIds(present);
       count = present.length;
@@ -57,7 +60,7 @@ export function createLaunch(
     ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
     if (taskRows === 'eager') {
       // Set-based statements: one call each for the whole task list, whatever its size.
-      const ids = JSON.stringify(tasks.map((t) => t.id));
+      const ids = JSON.stringify(present);
       ledger
         .stmt(
           `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
@@ -70,7 +73,7 @@ export function createLaunch(
         )
         .run(id, job.id, ids);
     }
-    return { launch: getLaunch(ledger, id)!, tasks };
+    return { launch: getLaunch(ledger, id)!, ids: present };
   });
 }
 
