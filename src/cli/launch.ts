@@ -115,7 +115,7 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
   ],
   [
     '--logs <how>',
-    'how tasks’ output is kept: segments (a few append-only files per runner slot, each attempt a byte range; the default on local and pools) or files (two per attempt; always on Slurm and Grid Engine)',
+    'how tasks’ output is kept: segments (a few append-only files per runner slot, each attempt a byte range; the default on local and pools) or files (two per attempt; the default on Slurm and Grid Engine, where segments apply to packed elements)',
   ],
   [
     '--dry-run',

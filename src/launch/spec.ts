@@ -132,7 +132,7 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): void {
     throw usageError(
       known
         ? `--logs ${spec.logs}: the ${backend.name} backend keeps ${backend.traits.logs.join(' or ')} only: drop --logs`
-        : `--logs ${JSON.stringify(spec.logs)} is not a way to keep logs: use --logs segments (a few files per runner slot, the default) or --logs files (two per task)`,
+        : `--logs ${JSON.stringify(spec.logs)} is not a way to keep logs: use --logs segments (a few files per runner slot) or --logs files (two per task); ${backend.name} launches keep ${backend.traits.logs[0]} unless told`,
     );
   }
   if (spec.detach && spec.dryRun) throw usageError('--detach and --dry-run together do nothing: drop one');

@@ -27,6 +27,9 @@ export function programSettings(settings: RunSettings): Record<string, string> {
     DROVER_S_REASON_SCHEDULER_STOP: SCHEDULER_STOP,
     DROVER_S_REASON_UNKNOWN_STATUS: UNKNOWN_STATUS,
   };
+  // Only the Python element runner writes segments; the bash one and single.pl keep a file per attempt (each
+  // record says where its output is, so readers follow either).
+  if (settings.logs !== undefined) vars.DROVER_S_LOGS = settings.logs;
   if (settings.taskTimeout !== undefined) {
     vars.DROVER_S_TASK_TIMEOUT = String(settings.taskTimeout);
     vars.DROVER_S_REASON_TIME_LIMIT = timeLimitReason(settings.taskTimeout);

@@ -5,16 +5,10 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { AttemptLogs } from '../../src/ledger/queries.js';
-import {
-  extentOf,
-  INDEX_ENTRY,
-  isEmptySlice,
-  type LogPlace,
-  placeOf,
-  readRange,
-} from '../../src/protocol/log-slices.js';
+import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
 import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
+import { slice, taskSpec, WRITER } from '../helpers/segments.js';
 import { tempWorkspace, waitFor } from '../helpers/workspace.js';
 
 /**
@@ -25,42 +19,6 @@ import { tempWorkspace, waitFor } from '../helpers/workspace.js';
  * task itself: it writes each byte it prints to a file of its own too.
  */
 
-const WRITER = `import json, os, sys, time
-spec = json.loads(sys.argv[1])
-task, att = os.environ['DROVER_TASK_ID'], os.environ['DROVER_ATTEMPT']
-os.makedirs('expect', exist_ok=True)
-exp = {s: open('expect/%s.%s.%s' % (task, att, s), 'wb') for s in ('out', 'err')}
-for stream, size, pause in spec['chunks']:
-    unit = ('<%s.%s.%s>' % (task, att, stream)).encode()
-    data = (unit * (size // len(unit) + 1))[:size]
-    os.write(1 if stream == 'out' else 2, data)
-    exp[stream].write(data)
-    exp[stream].flush()
-    time.sleep(pause / 1000)
-if spec['late'] and os.fork() == 0:
-    time.sleep(0.5)
-    os.write(1, b'LATE')
-    os._exit(0)
-sys.exit(spec['exit'] if att == '1' else 0)
-`;
-
-interface TaskSpec {
-  chunks: ['out' | 'err', number, number][];
-  late: boolean;
-  exit: number;
-}
-
-const chunk = fc.tuple(
-  fc.constantFrom<'out' | 'err'>('out', 'err'),
-  fc.oneof(fc.constantFrom(0, 1, 65_536, 70_001), fc.nat(3000)),
-  fc.constantFrom(0, 0, 5, 30),
-);
-const taskSpec: fc.Arbitrary<TaskSpec> = fc.record({
-  chunks: fc.array(chunk, { maxLength: 4 }),
-  late: fc.boolean(),
-  exit: fc.constantFrom(0, 0, 1),
-});
-
 const SPAWNERS = ['python', 'perl', 'node'].filter(
   (s) => (s !== 'python' || findPython() !== null) && (s !== 'perl' || perlAvailable()),
 );
@@ -68,18 +26,6 @@ const SPAWNERS = ['python', 'perl', 'node'].filter(
 interface AttemptRow extends AttemptLogs {
   task_id: number;
   attempt: number;
-}
-
-function slice(place: LogPlace, stream: 'out' | 'err'): Buffer {
-  if (isEmptySlice(place)) return Buffer.alloc(0);
-  const fd = fs.openSync(place.path!, 'r');
-  try {
-    const e = extentOf(fd, place, stream);
-    assert.equal(e.final, true, 'an ended attempt has its end');
-    return readRange(fd, e.start, e.end);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 for (const spawner of SPAWNERS) {
@@ -285,14 +231,6 @@ test('--logs files keeps a file per attempt; a bad --logs is one line and exit 2
   );
   assert.equal(bad.stderr.trim().split('\n').length, 1);
   assert.equal(fs.existsSync(path.join(cwd, '.drover')), false);
-  const cluster = await runDrover(
-    ['launch', '--command', 'echo hi', '--backend', 'slurm', '--logs', 'segments'],
-    {
-      cwd,
-    },
-  );
-  assert.equal(cluster.code, 2);
-  assert.match(cluster.stderr, /--logs segments: the slurm backend keeps files only/);
   const ok = await runDrover(['launch', '--command', 'echo hi', '--logs', 'files', '-q'], { cwd });
   assert.equal(ok.code, 0, ok.stderr);
   const job = fs.readdirSync(path.join(cwd, '.drover', 'logs'))[0]!;

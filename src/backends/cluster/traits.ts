@@ -15,6 +15,8 @@ export const CLUSTER_TRAITS: BackendTraits = {
   ]),
   refusal: 'cluster launches always return once submitted',
   taskRows: 'eager',
-  // The element runners (element.py, element.sh, single.pl) write a log file per task.
-  logs: ['files'],
+  // A log file per task by default. With `--logs segments` the elements that pack tasks and run the Python element
+  // runner, or drover's runner (retries, time limits), write slot segments; the bash element runner and elements
+  // of one task (single.pl, element.sh) keep a file per task, where segments would save nothing.
+  logs: ['files', 'segments'],
 };

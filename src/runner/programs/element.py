@@ -231,8 +231,52 @@ def is_cancelled(id):
 
 PATH = os.environ.get('PATH', '/usr/bin:/bin').encode()
 
-running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time]
+running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None]
 all_ok = True
+
+# Output in slot segments (`--logs segments`, src/protocol/log-slices.ts), as the spawn server writes them: each
+# slot's two segments, opened once with O_APPEND, and its index; an attempt's output is the bytes between the
+# sizes taken just before its spawn and just after its reap (its group killed first), and its entry in the index
+# is written before the slot's next task starts.
+use_segments = S.get('logs') == 'segments'
+segments = {}  # slot -> [out fd, err fd, index fd, next entry]
+INDEX_ENTRY = 32
+
+
+def segment_base(slot):
+    return os.path.join(log_dir, '%s.%d' % (name, slot))
+
+
+def segment(slot):
+    s = segments.get(slot)
+    if s is None:
+        base = segment_base(slot)
+        fds = []
+        try:
+            fds.append(os.open(base + '.out', common.SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(base + '.err', common.SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(base + '.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        s = segments[slot] = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
+    return s
+
+
+def span_end(slot, seq):
+    # The sizes after the reap, into the index before the slot's next task can write; for the end record. An
+    # index that cannot be written (a full disk) still leaves the ends in the record.
+    s = segments[slot]
+    try:
+        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+    except OSError:
+        return {}
+    try:
+        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
+    except OSError:
+        pass
+    return {'out_end': oend, 'err_end': eend}
 
 
 def start(id, attempt, argv):
@@ -248,12 +292,23 @@ def start(id, attempt, argv):
         env['CUDA_VISIBLE_DEVICES'] = gpus
     pid, code = 0, None
     ofd = efd = -1
+    span, where = None, {}
     try:
-        ofd = os.open(out, common.LOG_FLAGS, 0o666)
-        efd = os.open(err, common.LOG_FLAGS, 0o666)
+        if use_segments:
+            seg = segment(slot)
+            ofd, efd = seg[0], seg[1]
+            span = seg[3]
+            seg[3] += 1
+            out, err = segment_base(slot) + '.out', segment_base(slot) + '.err'
+            where = {'out_off': os.fstat(ofd).st_size, 'err_off': os.fstat(efd).st_size, 'seq': span}
+        else:
+            ofd = os.open(out, common.LOG_FLAGS, 0o666)
+            efd = os.open(err, common.LOG_FLAGS, 0o666)
     except OSError:
         code = 126
-        if ofd >= 0:
+        if use_segments:
+            out = err = ''  # no segment to read: the attempt has no log
+        elif ofd >= 0:
             os.close(ofd)
     else:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], PATH)
@@ -263,16 +318,18 @@ def start(id, attempt, argv):
             pid = common.spawn_task(path, argv, env, ofd, efd)
         except OSError as e:
             code = common.cannot_execute(efd, argv[0], e.errno)
-        os.close(ofd)
-        os.close(efd)
+        if span is None:
+            os.close(ofd)
+            os.close(efd)
     rec(type='start', task=id, attempt=attempt, at=now(), pid=pid, slot=slot, gpus=gpus, host=host, out=out,
-        err=err)
+        err=err, **where)
     if code is not None:
         all_ok = False
         free.append(slot)
-        rec(type='end', task=id, attempt=attempt, at=now(), **end_state(None, code << 8))
+        ends = span_end(slot, span) if span is not None else {}
+        rec(type='end', task=id, attempt=attempt, at=now(), **end_state(None, code << 8), **ends)
         return
-    running[pid] = [id, attempt, slot, None, 0]
+    running[pid] = [id, attempt, slot, None, 0, span]
 
 
 
@@ -288,13 +345,15 @@ def stop(pid, why):
 
 def ended(pid, status):
     global all_ok
-    id, attempt, slot, why, _ = running.pop(pid)
+    id, attempt, slot, why, _, span = running.pop(pid)
+    # Its ends are taken (and indexed) before the slot is free for the next task.
+    ends = span_end(slot, span) if span is not None else {}
     free.append(slot)
     # A task that ended after this runner was sent SIGTERM was stopped by the scheduler, like those it stopped.
     r = end_state(why or ('scheduler' if flags['term'] else None), status)
     if r['state'] != 'succeeded':
         all_ok = False
-    rec(type='end', task=id, attempt=attempt, at=now(), **r)
+    rec(type='end', task=id, attempt=attempt, at=now(), **r, **ends)
 
 
 def skip(id):

@@ -192,6 +192,42 @@ describe('Grid Engine backend on a real cluster', { concurrency: 4 }, () => {
     assert.equal(new Set(starts.map((r) => r.slot)).size, 4, 'four slots per element');
   });
 
+  clusterTest(
+    '--logs segments: packed elements write their slots’ segments; each task’s log reads back exactly',
+    async (t) => {
+      const cwd = clusterWorkspace(t);
+      // Task 4 prints nothing; task 6 fails after writing to both streams.
+      writeScript(
+        cwd,
+        'p.sh',
+        'if [ "$1" = 4 ]; then exit 0; fi; echo "out $1"; echo "err $1" >&2; [ "$1" != 6 ]\n',
+      );
+      const ids = Array.from({ length: 24 }, (_, i) => String(i + 1));
+      await prelaunch(cwd, 'G', '+command', 'sh p.sh', '+pos-arg', ...ids);
+      const l = await launch(
+        cwd,
+        'G',
+        '--tasks-per-node',
+        '12',
+        '--max-tasks-per-node',
+        '2',
+        '--logs',
+        'segments',
+      );
+      const s = await settled(cwd, 'G');
+      assert.deepEqual(s.counts, counts({ succeeded: 23, failed: 1 }));
+      for (const id of ids) {
+        const out = await runDrover(['logs', 'G', id], { cwd });
+        const err = await runDrover(['logs', 'G', id, '--err'], { cwd });
+        assert.equal(out.stdout, id === '4' ? '' : `out ${id}\n`, `task ${id} stdout`);
+        assert.equal(err.stdout, id === '4' ? '' : `err ${id}\n`, `task ${id} stderr`);
+      }
+      const files = fs.readdirSync(path.join(cwd, '.drover', 'logs', 'G', l.launch));
+      assert.ok(!files.some((f) => /^\d+\.\d+\.(out|err)$/.test(f)), files.join(' '));
+      assert.ok(files.length <= 12, `${files.length} log files: ${files.join(' ')}`);
+    },
+  );
+
   clusterTest('packed launches of one job at once: GPUs pinned per slot, no collisions', async (t) => {
     const cwd = clusterWorkspace(t);
     // The test cluster has no GPUs: the site's GPU resource is stood in by one every host satisfies, and the

@@ -467,6 +467,39 @@ describe('drover on a Slurm with MaxArraySize=10', { skip: SLURM_SKIP || noResta
     assert.deepEqual((await settled('M', cwd, 60_000)).counts, counts({ succeeded: 25 }));
   });
 
+  test('--logs segments: packed elements write their slots’ segments, and every task’s log reads back exactly', async (t) => {
+    const cwd = slurmWorkspace(t);
+    // Task 7 prints nothing; task 9 fails after writing to both streams.
+    writeScript(
+      cwd,
+      'p.sh',
+      'if [ "$1" = 7 ]; then exit 0; fi; echo "out $1"; echo "err $1" >&2; [ "$1" != 9 ]\n',
+    );
+    await prelaunch(cwd, 'G', 'sh p.sh', range(40));
+    const l = await launch(
+      cwd,
+      'G',
+      '--tasks-per-node',
+      '20',
+      '--max-tasks-per-node',
+      '2',
+      '--logs',
+      'segments',
+    );
+    const s = await settled('G', cwd, 60_000);
+    assert.deepEqual(s.counts, counts({ succeeded: 39, failed: 1 }));
+    for (const id of range(40)) {
+      const out = await runDrover(['logs', 'G', String(id)], { cwd });
+      const err = await runDrover(['logs', 'G', String(id), '--err'], { cwd });
+      assert.equal(out.stdout, id === 7 ? '' : `out ${id}\n`, `task ${id} stdout`);
+      assert.equal(err.stdout, id === 7 ? '' : `err ${id}\n`, `task ${id} stderr`);
+    }
+    // Two elements of two slots: their segments and indexes, and no file per task.
+    const files = fs.readdirSync(path.join(cwd, '.drover', 'logs', 'G', String(l.launch)));
+    assert.ok(!files.some((f) => /^\d+\.\d+\.(out|err)$/.test(f)), files.join(' '));
+    assert.ok(files.length <= 12, `${files.length} log files: ${files.join(' ')}`);
+  });
+
   test('a packed launch of 30 tasks, 2 per element, splits its 15 elements and runs every task', async (t) => {
     const cwd = slurmWorkspace(t);
     await prelaunch(cwd, 'N', 'echo', range(30));
