@@ -171,9 +171,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
         tasks: () =>
           launchTasks(ws.ledger, job.id, backend.traits.taskRows === 'eager' ? present : (ids ?? [])),
         eachTask: () =>
-          backend.traits.taskRows === 'eager'
-            ? iterateLaunchTasks(ws.ledger, launch)
-            : launchTasks(ws.ledger, job.id, ids ?? []),
+          iterateLaunchTasks(ws.ledger, job.id, backend.traits.taskRows === 'eager' ? present : (ids ?? [])),
         settings,
         request,
         config,

@@ -1,5 +1,6 @@
 import { usageError } from '../errors.js';
 import { condenseIds } from '../tasklist/tasklist.js';
+import { idIn } from './id-list.js';
 import type { JobRow } from './jobs.js';
 import type { Ledger } from './ledger.js';
 
@@ -38,14 +39,15 @@ export interface LaunchTask {
  * attempt of a task's earlier command counts too (docs/concepts.md invariant 2: no rerun while one runs).
  */
 export function activeTaskIds(ledger: Ledger, jobId: number, taskIds: readonly number[]): number[] {
+  const ids = idIn('lt.task_id', taskIds);
   return ledger
     .stmt(
       `SELECT DISTINCT lt.task_id FROM launch_tasks lt JOIN launches l ON l.id = lt.launch_id
        WHERE l.job_id = ? AND l.open = 1 AND lt.state IN ('queued', 'running')
-         AND lt.task_id IN (SELECT value FROM json_each(?)) ORDER BY lt.task_id`,
+         AND ${ids.sql} ORDER BY lt.task_id`,
     )
     .pluck()
-    .all(jobId, JSON.stringify(taskIds)) as number[];
+    .all(jobId, ...ids.params) as number[];
 }
 
 /**
@@ -67,30 +69,24 @@ export function refuseActive(
 
 /** Tasks `taskIds` of a job in id order, each with the attempt number its next run gets. */
 export function launchTasks(ledger: Ledger, jobId: number, taskIds: readonly number[]): LaunchTask[] {
-  return ledger
-    .stmt(
-      `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks
-         WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id`,
-    )
-    .all(jobId, JSON.stringify(taskIds)) as LaunchTask[];
+  return [...iterateLaunchTasks(ledger, jobId, taskIds)];
 }
 
 /**
- * A launch's tasks in id order, with the attempt number each one's next run gets (as `launchTasks`), one row at a
- * time: a local launch of a million tasks writes its task file from this without holding the million. The
- * connection runs no other statement until the iteration ends.
+ * The same tasks one row at a time: a local launch of a million tasks writes its task file from this without
+ * holding the million. The connection runs no other statement until the iteration ends.
  */
 export function iterateLaunchTasks(
   ledger: Ledger,
-  launch: Pick<LaunchRow, 'id' | 'job_id'>,
+  jobId: number,
+  taskIds: readonly number[],
 ): IterableIterator<LaunchTask> {
+  const ids = idIn('id', taskIds);
   return ledger
     .stmt(
-      `SELECT t.id, t.command, t.tag, t.attempts + 1 AS attempt FROM launch_tasks lt
-         JOIN tasks t ON t.job_id = ? AND t.id = lt.task_id
-         WHERE lt.launch_id = ? ORDER BY lt.task_id`,
+      `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks WHERE job_id = ? AND ${ids.sql} ORDER BY id`,
     )
-    .iterate(launch.job_id, launch.id) as IterableIterator<LaunchTask>;
+    .iterate(jobId, ...ids.params) as IterableIterator<LaunchTask>;
 }
 
 /** A launch by id, or undefined. */

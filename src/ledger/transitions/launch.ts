@@ -1,4 +1,5 @@
 import { condenseIds } from '../../tasklist/tasklist.js';
+import { idIn } from '../id-list.js';
 import type { JobRow } from '../jobs.js';
 import { getLaunch, type LaunchRow, refuseActive } from '../launches.js';
 import type { Ledger } from '../ledger.js';
@@ -41,10 +42,11 @@ export function createLaunch(
     } else {
       // Read again inside the transaction: a prelaunch may have changed the job since the caller selected.
       // Ids only: the tasks' commands are read when the backend needs them (iterateLaunchTasks, launchTasks).
+      const wanted = idIn('id', taskIds);
       present = ledger
-        .stmt('SELECT id FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id')
+        .stmt(`SELECT id FROM tasks WHERE job_id = ? AND ${wanted.sql} ORDER BY id`)
         .pluck()
-        .all(job.id, JSON.stringify(taskIds)) as number[];
+        .all(job.id, ...wanted.params) as number[];
       refuseActive(ledger, job, present);
       tasklist = condenseIds(present);
       count = present.length;
@@ -60,18 +62,16 @@ export function createLaunch(
     ledger.stmt('UPDATE launches SET dir = ? WHERE id = ?').run(dir, id);
     if (taskRows === 'eager') {
       // Set-based statements: one call each for the whole task list, whatever its size.
-      const ids = JSON.stringify(present);
+      const ids = idIn('id', present);
       ledger
         .stmt(
           `INSERT INTO launch_tasks (launch_id, task_id, state, revision)
-           SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))`,
+           SELECT ?, id, 'queued', revision FROM tasks WHERE job_id = ? AND ${ids.sql}`,
         )
-        .run(id, job.id, ids);
+        .run(id, job.id, ...ids.params);
       ledger
-        .stmt(
-          "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
-        )
-        .run(id, job.id, ids);
+        .stmt(`UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND ${ids.sql}`)
+        .run(id, job.id, ...ids.params);
     }
     return { launch: getLaunch(ledger, id)!, ids: present };
   });
