@@ -159,6 +159,8 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
         backend.traits.taskRows,
       );
       const settings = runSettings(ws, spec, job, launch.id, launch.dir, retries, config);
+      // Its tasks: those the launch row took (eager), or those selected, whose rows a pool makes as it goes.
+      const taskIds = backend.traits.taskRows === 'eager' ? present : (ids ?? []);
       const plan: LaunchPlan & { launch: LaunchRow } = {
         ledger: ws.ledger,
         paths: ws.paths,
@@ -168,10 +170,8 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
         dir: launch.dir,
         tasklist: launch.tasklist,
         count: launch.task_count,
-        tasks: () =>
-          launchTasks(ws.ledger, job.id, backend.traits.taskRows === 'eager' ? present : (ids ?? [])),
-        eachTask: () =>
-          iterateLaunchTasks(ws.ledger, job.id, backend.traits.taskRows === 'eager' ? present : (ids ?? [])),
+        tasks: () => launchTasks(ws.ledger, job.id, taskIds),
+        eachTask: () => iterateLaunchTasks(ws.ledger, job.id, taskIds),
         settings,
         request,
         config,

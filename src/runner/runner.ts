@@ -179,7 +179,7 @@ export class Runner {
   /** More tasks for a runner made with `keepOpen` (they start after those queued). */
   add(tasks: readonly GroupTask[]): void {
     // After the group's own (a pool worker's runners have none).
-    for (let q = this.takePending(); q; q = this.takePending()) this.queue.push(q);
+    this.drainPending((q) => this.queue.push(q));
     for (const task of tasks) this.queue.push({ task, attempt: task.attempt, retry: 0 });
     this.pump();
   }
@@ -230,7 +230,7 @@ export class Runner {
       this.waiting.delete(id);
       this.skip(id);
     }
-    if (!wanted) for (let q = this.takePending(); q; q = this.takePending()) this.skip(q.task.id);
+    if (!wanted) this.drainPending((q) => this.skip(q.task.id));
     else if (this.pending) for (const id of wanted) this.cancelledAhead.add(id);
     // Withdraw tasks not started yet before signalling running ones: the executor reads the withdrawals
     // before it reaps the stopped tasks, so none of them starts in a slot the stop frees.
@@ -359,6 +359,11 @@ export class Runner {
       else return { task, attempt: task.attempt, retry: 0 };
     }
     return undefined;
+  }
+
+  /** Take every one of the group's tasks not taken yet. */
+  private drainPending(each: (q: Queued) => void): void {
+    for (let q = this.takePending(); q; q = this.takePending()) each(q);
   }
 
   /** No more of the group's tasks are taken (all taken, or the runner is stopping): its file is closed. */
