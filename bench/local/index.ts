@@ -1,6 +1,7 @@
 import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
 import { benchDashboard } from './dashboard.js';
+import { benchDetachedStatus } from './detached-status.js';
 import { benchLaunch } from './launch.js';
 import { benchList } from './list.js';
 import { benchListJson } from './list-json.js';
@@ -14,6 +15,7 @@ export const LOCAL_BENCHMARKS = [
   'launch',
   'version',
   'status',
+  'detached-status',
   'prelaunch',
   'list',
   'list-json',
@@ -40,6 +42,10 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
     status: {
       title: 'drover status on 100,000 tasks',
       fn: () => benchStatus(opts.repeat, opts.realStatusLaunch),
+    },
+    'detached-status': {
+      title: 'first status after a detached 100,000-task launch',
+      fn: () => benchDetachedStatus(opts.repeat),
     },
     prelaunch: { title: 'prelaunch 100,000 and 1,000,000 tasks', fn: () => benchPrelaunch(opts.repeat) },
     list: { title: 'drover list on 100,000 tasks', fn: () => benchList(opts.repeat) },

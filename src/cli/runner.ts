@@ -1,6 +1,57 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
+import { ingestWhileRunning } from '../backends/local/ingest-loop.js';
+import { ingestLaunch } from '../ledger/ingest.js';
+import { getLaunch, type LaunchRow } from '../ledger/launches.js';
+import { Ledger } from '../ledger/ledger.js';
+import { droverPaths } from '../paths.js';
 import { readGroup } from '../runner/group.js';
 import { Runner } from '../runner/runner.js';
+
+/**
+ * How long the last ingest, after the last task, waits for a busy ledger: no task waits on it then, but the
+ * runner's process lingers while it does, and the next `drover status` ingests what it could not.
+ */
+const FINAL_WAIT_MS = 2_000;
+
+/**
+ * The ledger of a detached local launch, opened by its runner to keep it current (see ingestWhileRunning).
+ * Undefined, with one line on stderr (runner.log), when it cannot be: the launch runs all the same, and
+ * `drover status` ingests its records as it would a cluster launch's.
+ */
+function ledgerToKeep(
+  droverDir: string,
+  launchId: number,
+): { ledger: Ledger; launch: LaunchRow } | undefined {
+  const paths = droverPaths(droverDir);
+  let ledger: Ledger | undefined;
+  try {
+    // Never make a new ledger: one removed since the launch is not ours to recreate.
+    if (!fs.existsSync(paths.ledger)) throw new Error(`${paths.ledger} does not exist`);
+    ledger = Ledger.open(paths);
+    const launch = getLaunch(ledger, launchId);
+    if (!launch) throw new Error(`the ledger has no launch ${launchId}`);
+    return { ledger, launch };
+  } catch (err) {
+    ledger?.close();
+    process.stderr.write(
+      `drover runner: not keeping the ledger current (${err instanceof Error ? err.message : String(err)}): drover status will ingest this launch's records\n`,
+    );
+    return undefined;
+  }
+}
+
+/** The last ingest, once the runner's records are all written; then the ledger is closed. */
+function ingestLast(kept: { ledger: Ledger; launch: LaunchRow }): void {
+  try {
+    kept.ledger.db.pragma(`busy_timeout = ${FINAL_WAIT_MS}`);
+    ingestLaunch(kept.ledger, kept.launch);
+  } catch {
+    // Left for the next drover status.
+  } finally {
+    kept.ledger.close();
+  }
+}
 
 /** Wait for the line `go` on stdin: false if stdin ends without it (the launching CLI died first). */
 function waitForGo(): Promise<boolean> {
@@ -29,9 +80,15 @@ export function registerRunner(program: Command): void {
     .argument('<launch-file>', 'the launch file written by drover launch')
     .option('--group <key>', 'the group to run (default: the only one)')
     .option('--wait-for-go', 'start only after reading the line `go` on stdin; run nothing if it never comes')
-    .action(async (file: string, opts: { group?: string; waitForGo?: boolean }) => {
+    .option(
+      '--ingest-into <drover-dir>',
+      "keep this .drover folder's ledger current with the records, as a foreground launch does (local launches only: the ledger must be on this host)",
+    )
+    .action(async (file: string, opts: { group?: string; waitForGo?: boolean; ingestInto?: string }) => {
       if (opts.waitForGo && !(await waitForGo())) return;
-      const runner = new Runner(readGroup(file, opts.group));
+      const group = readGroup(file, opts.group);
+      const kept = opts.ingestInto !== undefined ? ledgerToKeep(opts.ingestInto, group.launch) : undefined;
+      const runner = new Runner(group);
       // A first signal stops the tasks (TERM, KILL after the grace), a second kills them at once; both are
       // recorded. A third exits without waiting for their records.
       let signals = 0;
@@ -45,7 +102,10 @@ export function registerRunner(program: Command): void {
       process.on('SIGINT', stop);
       process.on('SIGHUP', stop);
       process.on('SIGUSR1', () => runner.checkCancelRequests());
+      const stopIngesting = kept && ingestWhileRunning(kept.ledger, kept.launch);
       const summary = await runner.run();
+      stopIngesting?.();
+      if (kept) ingestLast(kept);
       process.exitCode = Object.entries(summary).every(([s, n]) => s === 'succeeded' || n === 0) ? 0 : 1;
     });
 }

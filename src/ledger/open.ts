@@ -14,12 +14,15 @@ const opened: string[] = [];
  * Open (creating if needed) the ledger at `file`, in WAL mode, migrated to the newest schema. Returns whether
  * the file was created, so the CLI can say so once. Failures are DroverErrors naming the file and the remedy.
  */
+/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 30_000;
+
 export function openDb(file: string, options: { readonly?: boolean } = {}): { db: Db; created: boolean } {
   const created = !fs.existsSync(file);
   let db: Db | undefined;
   try {
     db = new Database(file, { readonly: options.readonly === true && !created });
-    db.pragma('busy_timeout = 30000');
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (!options.readonly || created) {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
@@ -77,7 +80,7 @@ export function openDbForReading(file: string): Db {
         : `the ledger ${file} is from an older drover (schema ${version}, now ${MIGRATIONS.length}) and cannot be written here to upgrade it: run drover once where ${path.dirname(file)} is writable`,
     );
   }
-  db.pragma('busy_timeout = 30000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   opened.push(file);
   return db;
 }

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { droverJson, lines, runDrover } from '../helpers/drover.js';
 import { mountableWorkspace, needsRoot } from '../helpers/mounts.js';
+import { launchLeftUningested } from '../helpers/uningested.js';
 
 /**
  * A read-only `.drover` (a read-only bind mount: root cannot write it either): the read commands still answer
@@ -27,24 +28,7 @@ async function workspace(t: { after(fn: () => void | Promise<void>): void }) {
   const { dir, readOnly } = mountableWorkspace(t);
   await ok(dir, ['prelaunch', '+command', 'echo', '+jobname', 'done', '+pos-arg', 'a', 'b']);
   await ok(dir, ['launch', '--jobname', 'done', '-q']);
-  await ok(dir, ['prelaunch', '+command', 'echo', '+jobname', 'late', '+pos-arg', 'x']);
-  await ok(dir, ['launch', '--jobname', 'late', '--detach']);
-  // Wait for its runner to finish without any command reading its records into the ledger.
-  const records = path.join(dir, '.drover', 'jobs', 'late', 'launches', '2', 'records');
-  const deadline = Date.now() + 30_000;
-  const finished = () => {
-    try {
-      return fs
-        .readdirSync(records)
-        .some((f) => fs.readFileSync(path.join(records, f), 'utf8').includes('runner-end'));
-    } catch {
-      return false;
-    }
-  };
-  while (!finished()) {
-    assert.ok(Date.now() < deadline, 'the detached runner finished');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await launchLeftUningested(dir, 'late');
   return { dir, readOnly };
 }
 

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { lines, runDrover } from '../helpers/drover.js';
 import { fillDisk, needsRoot, tmpfsFolder } from '../helpers/mounts.js';
 import { loginByLink, startUi } from '../helpers/ui.js';
+import { launchLeftUningested } from '../helpers/uningested.js';
 import { tempWorkspace, waitFor } from '../helpers/workspace.js';
 
 /**
@@ -76,23 +77,7 @@ test('drover ui on a full disk: the pages answer from the ledger as last written
   await folder(cwd);
   // A second job whose runner has finished but whose records no command has read into the ledger yet: reading
   // them in is a write, which the full disk refuses.
-  await ok(cwd, ['prelaunch', '+command', 'echo', '+jobname', 'late', '+pos-arg', 'x']);
-  await ok(cwd, ['launch', '--jobname', 'late', '--detach']);
-  const records = path.join(cwd, '.drover', 'jobs', 'late', 'launches', '2', 'records');
-  await waitFor(
-    'the detached runner to finish',
-    () => {
-      try {
-        return fs
-          .readdirSync(records)
-          .some((f) => fs.readFileSync(path.join(records, f), 'utf8').includes('runner-end'));
-      } catch {
-        return false;
-      }
-    },
-    30_000,
-    50,
-  );
+  await launchLeftUningested(cwd, 'late');
   fillDisk(cwd);
   const { base, link, proc, stderr } = await startUi(t, cwd);
   const cookie = await loginByLink(link);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError, ioError, isSystemError } from '../../errors.js';
-import { ingestLaunch, recordsDir } from '../../ledger/ingest.js';
+import { recordsDir } from '../../ledger/ingest.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { ledgerError } from '../../ledger/open.js';
@@ -15,6 +15,7 @@ import {
   writeTaskFile,
 } from '../../runner/group.js';
 import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
+import { ingestWhileRunning } from './ingest-loop.js';
 import { LAUNCH_DIR_VAR } from './leftovers.js';
 import { runDetached, runForeground } from './submit.js';
 
@@ -25,9 +26,6 @@ const TASK_FILE = 'tasks.jsonl';
 function* map<T, U>(items: Iterable<T>, fn: (item: T) => U): IterableIterator<U> {
   for (const item of items) yield fn(item);
 }
-
-/** How often a foreground launch moves its runner's records into the ledger. */
-const INGEST_EVERY_MS = 500;
 
 /**
  * A launch that could not be handed to its runner (a full or read-only disk) did not happen: it leaves the
@@ -112,13 +110,7 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
   }
   // Records go into the ledger while tasks run, not all at the end: `drover status` elsewhere stays current
   // and cheap, and the work overlaps the tasks instead of adding to the launch's time.
-  const ingest = setInterval(() => {
-    try {
-      ingestLaunch(ledger, launch);
-    } catch {
-      // The ledger is busy; the ingest after the run gets these records.
-    }
-  }, INGEST_EVERY_MS);
+  const stopIngesting = ingestWhileRunning(ledger, launch);
   try {
     const { interrupted } = await runForeground(ledger, group, plan.observe?.(count, plan.job.name));
     return {
@@ -137,6 +129,6 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
         : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err }))
     );
   } finally {
-    clearInterval(ingest);
+    stopIngesting();
   }
 }

@@ -95,7 +95,10 @@ export function runDetached(
   launchDir: string,
 ): LocalHandles {
   const log = fs.openSync(path.join(launchDir, 'runner.log'), 'a');
-  const child = spawn(process.execPath, [bin, 'runner', groupPath, '--wait-for-go'], {
+  // The runner keeps the ledger current itself (it runs here, beside it): the first status after it has little
+  // left to ingest.
+  const argv = [bin, 'runner', groupPath, '--wait-for-go', '--ingest-into', ledger.paths.root];
+  const child = spawn(process.execPath, argv, {
     detached: true,
     stdio: ['pipe', log, log],
     cwd: groupFile.cwd,
