@@ -1,5 +1,12 @@
-import type { AttemptRecord, EndRecord, RunnerRecord, StartRecord } from '../protocol/records.js';
+import type {
+  AttemptRecord,
+  EndRecord,
+  RunnerRecord,
+  SkipManyRecord,
+  StartRecord,
+} from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
+import { RangeSet } from '../util/id-ranges.js';
 import type { Ledger } from './ledger.js';
 import type { RefusedMove } from './moves.js';
 import {
@@ -8,6 +15,7 @@ import {
   recordEnd,
   recordEndWithoutStart,
   recordSkip,
+  recordSkips,
   recordStart,
 } from './transitions/attempts.js';
 import { recordAttempts } from './transitions/attempts-batch.js';
@@ -22,7 +30,10 @@ import type { Outcome } from './transitions/move.js';
 export interface Applied {
   /** Every start record, in order. */
   started: { task: number; attempt: number; at: number }[];
-  /** Every end and skip record (a skip as attempt 0, `cancelled`), in order. */
+  /**
+   * Every end and skip record (a skip as attempt 0, `cancelled`), in order. Not the tasks of skip-many records
+   * (a million of them, from record files only: nothing that reads this gets them).
+   */
   ended: { task: number; attempt: number; state: TerminalState; at: number }[];
   /** The records whose move the legal moves refused (nothing of them was written), with the move. */
   refused: { record: AttemptRecord; move: RefusedMove }[];
@@ -61,7 +72,19 @@ export function applyRecords(
     held.delete(task);
     note(start, recordStart(ledger, launch.job_id, launch.id, start));
   };
+  /** The skips of tasks `first`..`last` of skip-many record `r` (the loop below). */
+  const skipMany = (r: SkipManyRecord, first: number, last: number) => {
+    if (first > last) return;
+    for (const move of recordSkips(ledger, launch.job_id, launch.id, first, last))
+      out.refused.push({ record: r, move });
+  };
   const lone = loneAttempts(records);
+  // A task a skip-many names is not a lone attempt: its records apply one by one, in their order.
+  const many = records.filter((r) => r.type === 'skip-many');
+  if (many.length > 0 && lone.size > 0) {
+    const named = new RangeSet(many.flatMap((r) => r.ranges));
+    for (const task of [...lone.keys()]) if (named.has(task)) lone.delete(task);
+  }
   const whole = recordAttempts(ledger, launch.job_id, launch.id, lone.values());
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
@@ -111,6 +134,19 @@ export function applyRecords(
         release(r.task);
         note(r, recordSkip(ledger, launch.job_id, launch.id, r));
         break;
+      case 'skip-many':
+        // As a skip of each of its tasks in turn: a task's held start goes just before its skip (a runner never
+        // started them: only a damaged or hand-made file has such starts).
+        for (const [first, last] of r.ranges) {
+          let from = first;
+          for (const task of heldBetween(held, first, last)) {
+            skipMany(r, from, task - 1);
+            release(task);
+            from = task;
+          }
+          skipMany(r, from, last);
+        }
+        break;
       case 'runner-end':
         if (file !== undefined) runnerEnded(ledger, launch.id, file, r.at);
         break;
@@ -147,6 +183,12 @@ function loneAttempts(records: readonly AttemptRecord[]): Map<number, [StartReco
     if (Array.isArray(v)) pairs.set(task, v);
   }
   return pairs;
+}
+
+/** The tasks of held starts from `first` to `last`, in rising order. */
+function heldBetween(held: ReadonlyMap<number, StartRecord>, first: number, last: number): number[] {
+  if (held.size === 0) return [];
+  return [...held.keys()].filter((t) => t >= first && t <= last).sort((a, b) => a - b);
 }
 
 /** A runner record: who writes `file` (its host, pid and the pid's start time tell when it is gone). */

@@ -124,5 +124,7 @@ function whatRecord(r: AttemptRecord): string {
   if (r.type === 'start' || r.type === 'end')
     return `${r.type} record of task ${r.task} attempt ${r.attempt}`;
   if (r.type === 'skip') return `skip record of task ${r.task}`;
+  if (r.type === 'skip-many')
+    return `skip-many record (${r.ranges.length} range(s) from task ${r.ranges[0]![0]})`;
   return `${r.type} record`;
 }

@@ -11,6 +11,7 @@
  * | recordAttempt                                 | transitions/attempts.ts       | queued → terminal (or queued)  |
  * | recordAttempts (many recordAttempt at once)   | transitions/attempts-batch.ts | queued → terminal (or queued)  |
  * | recordSkip                                    | transitions/attempts.ts       | queued → cancelled             |
+ * | recordSkips (a skip-many record's ranges)     | transitions/attempts.ts       | queued → cancelled             |
  * | markUnfinished                                | transitions/backend.ts        | queued/running → terminal      |
  * | recordError                                   | transitions/backend.ts        | queued → error                 |
  * | restateEnd                                    | transitions/backend.ts        | killed → terminal              |
@@ -32,6 +33,7 @@ export {
   recordEnd,
   recordEndWithoutStart,
   recordSkip,
+  recordSkips,
   recordStart,
   taskStateAfter,
 } from './transitions/attempts.js';

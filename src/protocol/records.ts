@@ -69,6 +69,21 @@ export interface SkipRecord {
   state: 'cancelled';
 }
 
+/**
+ * Many tasks the runner was given and never started, all cancelled at once (the user stopped the whole launch):
+ * the tasks of `ranges`, each `[first, last]` inclusive, in one record instead of a `skip` per task — a
+ * cancelled million-task launch writes a few lines, not a million. Only runners write it (never pool workers).
+ */
+export interface SkipManyRecord {
+  type: 'skip-many';
+  ranges: [number, number][];
+  at: number;
+  state: 'cancelled';
+}
+
+/** The most ranges a runner puts in one skip-many record (a line of at most about 300 KB). */
+export const SKIP_MANY_RANGES = 10_000;
+
 /** The runner finished: every task it was given has an end or skip record above. */
 export interface RunnerEndRecord {
   type: 'runner-end';
@@ -76,7 +91,13 @@ export interface RunnerEndRecord {
   reason: 'done' | 'cancelled';
 }
 
-export type AttemptRecord = RunnerRecord | StartRecord | EndRecord | SkipRecord | RunnerEndRecord;
+export type AttemptRecord =
+  | RunnerRecord
+  | StartRecord
+  | EndRecord
+  | SkipRecord
+  | SkipManyRecord
+  | RunnerEndRecord;
 
 /** A line of a record file that is not a record: where it is (0-based, within the text parsed) and why. */
 export interface RecordFault {
@@ -130,6 +151,14 @@ const isTime = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
 const isStr = (v: unknown) => typeof v === 'string';
 const isStrOrNull = (v: unknown) => v === null || typeof v === 'string';
 const TERMINAL: ReadonlySet<unknown> = new Set(TERMINAL_STATES);
+
+/** A non-empty list of at most SKIP_MANY_RANGES `[first, last]` task id ranges, 1 ≤ first ≤ last. */
+function isRanges(v: unknown): boolean {
+  if (!Array.isArray(v) || v.length === 0 || v.length > SKIP_MANY_RANGES) return false;
+  return v.every(
+    (p) => Array.isArray(p) && p.length === 2 && isInt(p[0], 1) && isInt(p[1], 1) && p[0] <= p[1],
+  );
+}
 
 /** Fields that come all together or not at all, each a byte offset (or count) ≥ 0. */
 function checkOptionalInts(
@@ -185,6 +214,10 @@ export function checkRecord(value: unknown): string | undefined {
       return checkOptionalInts(r, ['out_end', 'err_end'], bad);
     case 'skip':
       if (!isInt(r.task, 1)) return bad('task');
+      if (!isTime(r.at)) return bad('at');
+      return r.state === 'cancelled' ? undefined : bad('state');
+    case 'skip-many':
+      if (!isRanges(r.ranges)) return bad('ranges');
       if (!isTime(r.at)) return bad('at');
       return r.state === 'cancelled' ? undefined : bad('state');
     case 'runner-end':

@@ -1,8 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
-import { type AttemptRecord, nowSec, RECORDS_VERSION, type StartRecord } from '../protocol/records.js';
+import {
+  type AttemptRecord,
+  nowSec,
+  RECORDS_VERSION,
+  SKIP_MANY_RANGES,
+  type StartRecord,
+} from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
+import { RangeBuilder } from '../util/id-ranges.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { processStartTime, shortHostname } from '../util/proc.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
@@ -230,7 +237,7 @@ export class Runner {
       this.waiting.delete(id);
       this.skip(id);
     }
-    if (!wanted) this.drainPending((q) => this.skip(q.task.id));
+    if (!wanted) this.skipUntaken();
     else if (this.pending) for (const id of wanted) this.cancelledAhead.add(id);
     // Withdraw tasks not started yet before signalling running ones: the executor reads the withdrawals
     // before it reaps the stopped tasks, so none of them starts in a slot the stop frees.
@@ -310,6 +317,29 @@ export class Runner {
 
   private skip(task: number): void {
     this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
+    this.skipped(task);
+  }
+
+  /**
+   * Cancel all of the group's tasks not taken yet, as skip-many records of up to SKIP_MANY_RANGES ranges each
+   * (a launch's tasks are in id order: one range unless a tasklist has gaps), not a skip record per task.
+   */
+  private skipUntaken(): void {
+    const ids = new RangeBuilder();
+    const flush = () => {
+      if (ids.count === 0) return;
+      this.record({ type: 'skip-many', ranges: ids.take(), at: nowSec(), state: 'cancelled' });
+    };
+    this.drainPending((q) => {
+      ids.add(q.task.id);
+      this.skipped(q.task.id);
+      if (ids.length >= SKIP_MANY_RANGES) flush();
+    });
+    flush();
+  }
+
+  /** A task the runner was given ends cancelled without starting. */
+  private skipped(task: number): void {
     this.count('cancelled');
     this.hooks.onEnd?.({
       task,

@@ -71,6 +71,14 @@ function referenceApply(
         out.ended.push({ task: r.task, attempt: 0, state: 'cancelled', at: r.at });
         release(r.task);
         note(r, recordSkip(ledger, l.job_id, l.id, r));
+      } else if (r.type === 'skip-many') {
+        // A skip of each of its tasks in turn (not listed among the ended: see Applied).
+        for (const [first, last] of r.ranges) {
+          for (let task = first; task <= last; task++) {
+            release(task);
+            note(r, recordSkip(ledger, l.job_id, l.id, { type: 'skip', task, at: r.at, state: 'cancelled' }));
+          }
+        }
       }
     }
     for (const s of held.values()) note(s, recordStart(ledger, l.job_id, l.id, s));
@@ -137,6 +145,21 @@ const spoil = fc.record({
   cuts: fc.array(fc.nat(), { maxLength: 3 }),
   rerun: fc.boolean(),
   lateAll: fc.boolean(),
+  // The late attempts' batch opens with a skip-many of every task: each is cancelled before its late attempt.
+  lateSkipped: fc.boolean(),
+  // skip-many records anywhere, naming any tasks (ran, running, skipped, strangers), ranges overlapping or not.
+  many: fc.array(
+    fc.record({
+      at: fc.nat(),
+      ranges: fc.array(fc.tuple(fc.integer({ min: 1, max: 90 }), fc.nat({ max: 25 })), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+    }),
+    { maxLength: 3 },
+  ),
+  // Tasks the launch holds as not in it yet (pending): every move of theirs is refused, skips too.
+  pendingRows: fc.array(fc.nat(), { maxLength: 3 }),
 });
 
 function startRec(task: number, attempt: number, at: number): StartRecord {
@@ -224,6 +247,15 @@ test('many attempts at once make exactly what applying the records one by one ma
           const task = (x % n) + 1;
           records.push(startRec(task, 9, 0), failedEnd(task, 9));
         }
+        for (const m of s.many) {
+          const ranges = m.ranges.map(([a, len]): [number, number] => [a, a + len]);
+          records.splice(m.at % (records.length + 1), 0, {
+            type: 'skip-many',
+            ranges,
+            at: 0,
+            state: 'cancelled',
+          });
+        }
         records = records.map((r, i) => ({ ...r, at: 1_700_000_000 + i * 0.37 + (i % 7) * 0.001 }));
         const bounds = [...new Set(s.cuts.map((c) => c % (records.length + 1)))].sort((a, b) => a - b);
         const batches: AttemptRecord[][] = [];
@@ -235,17 +267,24 @@ test('many attempts at once make exactly what applying the records one by one ma
 
         const world = [fast, ref].map((ledger) => {
           const job = makeJob(ledger, name, n + 3);
-          return { ledger, job, l: launch(ledger, job, ids) };
+          const l = launch(ledger, job, ids);
+          for (const p of s.pendingRows) {
+            ledger.db
+              .prepare("UPDATE launch_tasks SET state = 'pending' WHERE launch_id = ? AND task_id = ?")
+              .run(l.id, (p % n) + 1);
+          }
+          return { ledger, job, l };
         });
         if (s.lateAll) {
           // Late attempts of every task, the launch's and three it does not have, in a batch of their own:
           // refused where the task succeeded or is not in the launch, recorded elsewhere.
-          batches.push(
-            Array.from({ length: n + 3 }, (_, i) => [
-              startRec(i + 1, 9, 2_000_000_000 + i),
-              { ...failedEnd(i + 1, 9), at: 2_000_000_000 + i + 0.25 },
-            ]).flat(),
-          );
+          const late: AttemptRecord[] = Array.from({ length: n + 3 }, (_, i) => [
+            startRec(i + 1, 9, 2_000_000_000 + i),
+            { ...failedEnd(i + 1, 9), at: 2_000_000_000 + i + 0.25 },
+          ]).flat();
+          if (s.lateSkipped)
+            late.unshift({ type: 'skip-many', ranges: [[1, n + 3]], at: 1_999_999_999, state: 'cancelled' });
+          batches.push(late);
         }
         if (batches.some(manyAlike)) manyRuns++;
         for (const [i, b] of batches.entries()) {

@@ -162,3 +162,73 @@ test('line numbers count the lines ingested by earlier calls', (t) => {
   assert.ok(warnings[0]!.startsWith(`${file}:5: `), warnings[0]);
   assert.equal(taskRow(ledger, job, 2).state, 'succeeded');
 });
+
+test('skip-many records: their ranges are cancelled as skips would be; a bad one is reported and changes nothing', (t) => {
+  const ledger = tempLedger(t);
+  const warnings = captureWarnings(ledger);
+  const job = makeJob(ledger, 'J', 12);
+  const l = launch(
+    ledger,
+    job,
+    Array.from({ length: 12 }, (_, i) => i + 1),
+  );
+  const w = new Writer(t);
+  const file = w.file(l);
+  const many = (ranges: unknown, extra: object = {}) => ({
+    type: 'skip-many',
+    ranges,
+    at: 5,
+    state: 'cancelled',
+    ...extra,
+  });
+  const bad = [
+    many([]),
+    many([[3, 2]]),
+    many([[0, 2]]),
+    many([[1.5, 2]]),
+    many([[1, 2, 3]]),
+    many([[1, '2']]),
+    many('1-4'),
+    many(Array.from({ length: 10_001 }, (_, i) => [i + 1, i + 1])),
+    many([[1, 4]], { state: 'failed' }),
+    many([[1, 4]], { at: 'soon' }),
+  ];
+  fs.writeFileSync(
+    file,
+    line(w.runner(l.id)) +
+      bad.map(line).join('') +
+      line(start(1, 1)) +
+      line(end(1, 1, 'succeeded', 0)) +
+      line(start(2, 1)) +
+      line(
+        many([
+          [1, 4],
+          [9, 10],
+          [12, 20],
+        ]),
+      ),
+  );
+  assert.equal(ingestLaunch(ledger, l), 5);
+  assert.equal(warnings.length, bad.length, warnings.join('\n'));
+  for (const [i, m] of warnings.entries()) {
+    assert.equal(Number(m.slice(file.length + 1).split(':')[0]), i + 2, m);
+    assert.match(m, /a 'skip-many' record with a bad '(ranges|state|at)'/);
+  }
+  // Succeeded and running tasks stay; queued ones in the ranges are cancelled; task 20 is not in the launch.
+  const states = Array.from({ length: 12 }, (_, i) => taskRow(ledger, job, i + 1).state);
+  assert.deepEqual(states, [
+    'succeeded',
+    'running',
+    'cancelled',
+    'cancelled',
+    'queued',
+    'queued',
+    'queued',
+    'queued',
+    'cancelled',
+    'cancelled',
+    'queued',
+    'cancelled',
+  ]);
+  assert.equal(launchState(ledger, l.id, 12), 'cancelled');
+});

@@ -115,10 +115,17 @@ function fileOf(dir: string, n: number): TaskFile {
   return new TaskFile(file, n);
 }
 
-/** What the runner recorded of each task: `end` (it ran), `skip` (cancelled before it started). */
+/**
+ * What the runner recorded of each task: `end` (it ran), `skip` (cancelled before it started, alone) or
+ * `skip-many` (cancelled before it started, with all the others not started).
+ */
 function fates(records: AttemptRecord[]): Map<number, string> {
   const m = new Map<number, string>();
-  for (const r of records) if (r.type === 'end' || r.type === 'skip') m.set(r.task, r.type);
+  for (const r of records) {
+    if (r.type === 'end' || r.type === 'skip') m.set(r.task, r.type);
+    if (r.type === 'skip-many')
+      for (const [first, last] of r.ranges) for (let id = first; id <= last; id++) m.set(id, r.type);
+  }
   return m;
 }
 
@@ -150,6 +157,35 @@ test('a cancel of all records every task not read yet, and the runner ends', asy
   assert.equal(f.size, 2000, 'every task has a record');
   assert.equal((summary.succeeded ?? 0) + (summary.cancelled ?? 0), 2000);
   assert.ok((summary.cancelled ?? 0) > 1900, `most were cancelled: ${JSON.stringify(summary)}`);
+  // The tasks never read are one range in one record, not a record each.
+  const many = records.filter((r) => r.type === 'skip-many');
+  assert.equal(many.length, 1, JSON.stringify(many));
+  assert.equal(many[0]!.ranges.length, 1);
+  assert.equal(many[0]!.ranges[0]![1], 2000);
+});
+
+test('tasks with gaps between their ids cancelled all at once: skip-many records of at most 10,000 ranges each', async (t) => {
+  const dir = tempDir(t);
+  const file = path.join(dir, 'tasks.jsonl');
+  // Every other id (a tasklist such as `1-49999:2`): each task is a range of its own.
+  const n = 25_000;
+  writeTaskFile(
+    file,
+    Array.from({ length: n }, (_, i) => ({ id: 2 * i + 1, command: 'true', attempt: 1 })),
+  );
+  const records: AttemptRecord[] = [];
+  const runner = new Runner(group(dir, new TaskFile(file, n)), { onRecord: (r) => records.push(r) });
+  runner.cancel('all');
+  const summary = await runner.run();
+  assert.deepEqual(summary, { cancelled: n });
+  const many = records.filter((r) => r.type === 'skip-many');
+  assert.deepEqual(
+    many.map((r) => r.ranges.length),
+    [10_000, 10_000, 5_000],
+  );
+  const f = fates(records);
+  assert.equal(f.size, n);
+  for (let i = 0; i < n; i++) assert.equal(f.get(2 * i + 1), 'skip-many', `task ${2 * i + 1}`);
 });
 
 test('a scheduler stop records the named tasks not read yet as cancelled, and leaves the rest without a record', async (t) => {

@@ -1,7 +1,7 @@
 import type { EndRecord, SkipRecord, StartRecord } from '../../protocol/records.js';
-import type { State } from '../../protocol/states.js';
+import { STATES, type State } from '../../protocol/states.js';
 import type { Ledger } from '../ledger.js';
-import { isLegalMove } from '../moves.js';
+import { isLegalMove, type RefusedMove } from '../moves.js';
 import {
   APPLIED,
   countAttempt,
@@ -272,4 +272,56 @@ export function recordSkip(ledger: Ledger, jobId: number, launchId: number, r: S
   if (!isLegalMove(row.state, 'cancelled')) return refused(launchId, r.task, row.state, 'cancelled');
   setTaskState(ledger, jobId, launchId, r.task, row.state, 'cancelled');
   return APPLIED;
+}
+
+/** The states a skip moves to `cancelled` (recordSkip): it leaves running, succeeded and cancelled tasks be. */
+const SKIPPABLE = STATES.filter(
+  (st) => st !== 'running' && st !== 'succeeded' && st !== 'cancelled' && isLegalMove(st, 'cancelled'),
+);
+/** The states from which a skip's move is refused (a task the launch holds as not in it yet). */
+const UNSKIPPABLE = STATES.filter(
+  (st) => st !== 'running' && st !== 'succeeded' && st !== 'cancelled' && !isLegalMove(st, 'cancelled'),
+);
+const sqlList = (states: readonly State[]) => states.map((st) => `'${st}'`).join(', ');
+
+/**
+ * Transition `recordSkips`: the tasks `first`..`last` of a skip-many record, exactly as recordSkip of each of
+ * them in turn (ids rising), in three statements instead of a few per task: a cancelled million-task launch is
+ * recorded in seconds. Returns the refusals, in that order (none is written); the rest is applied or, for tasks
+ * running, succeeded, cancelled already or not in the launch, unchanged.
+ */
+export function recordSkips(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  first: number,
+  last: number,
+): RefusedMove[] {
+  if (!ledger.db.inTransaction) return ledger.write(() => recordSkips(ledger, jobId, launchId, first, last));
+  const out: RefusedMove[] = [];
+  const skippable = `state IN (${sqlList(SKIPPABLE)})`;
+  if (UNSKIPPABLE.length > 0) {
+    const bad = ledger
+      .stmt(
+        `SELECT task_id, state FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ?
+           AND state IN (${sqlList(UNSKIPPABLE)}) ORDER BY task_id`,
+      )
+      .all(launchId, first, last) as { task_id: number; state: State }[];
+    for (const b of bad) out.push({ launch: launchId, task: b.task_id, from: b.state, to: 'cancelled' });
+  }
+  // The task follows its state in this launch when the launch is its newest (followInTask), so it moves first,
+  // while launch_tasks still says which tasks move.
+  ledger
+    .stmt(
+      `UPDATE tasks SET state = 'cancelled'
+       WHERE job_id = ? AND id BETWEEN ? AND ? AND last_launch_id = ?
+         AND id IN (SELECT task_id FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${skippable})`,
+    )
+    .run(jobId, first, last, launchId, launchId, first, last);
+  ledger
+    .stmt(
+      `UPDATE launch_tasks SET state = 'cancelled' WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${skippable}`,
+    )
+    .run(launchId, first, last);
+  return out;
 }
