@@ -10,13 +10,13 @@ export type Db = Database.Database;
 /** Database files this process opened, newest last: SQLite's errors do not say which file they are about. */
 const opened: string[] = [];
 
+/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 30_000;
+
 /**
  * Open (creating if needed) the ledger at `file`, in WAL mode, migrated to the newest schema. Returns whether
  * the file was created, so the CLI can say so once. Failures are DroverErrors naming the file and the remedy.
  */
-/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
-export const BUSY_TIMEOUT_MS = 30_000;
-
 export function openDb(file: string, options: { readonly?: boolean } = {}): { db: Db; created: boolean } {
   const created = !fs.existsSync(file);
   let db: Db | undefined;
