@@ -258,6 +258,9 @@ export function addLaunchTimes(
     .run(firstStart, firstStart, lastEnd, lastEnd, busy, launchId);
 }
 
+/** The states a skip leaves as they are (recordSkip, recordSkips). */
+const SKIP_LEAVES: readonly State[] = ['running', 'succeeded', 'cancelled'];
+
 /**
  * Transition `recordSkip`: a task was cancelled while not running: queued, or waiting to retry (→ cancelled).
  * Unchanged for a task running or succeeded in the launch, or one the launch does not have.
@@ -267,21 +270,16 @@ export function recordSkip(ledger: Ledger, jobId: number, launchId: number, r: S
   const row = ledger
     .stmt('SELECT state FROM launch_tasks WHERE launch_id = ? AND task_id = ?')
     .get(launchId, r.task) as { state: State } | undefined;
-  if (!row || row.state === 'running' || row.state === 'succeeded' || row.state === 'cancelled')
-    return UNCHANGED;
+  if (!row || SKIP_LEAVES.includes(row.state)) return UNCHANGED;
   if (!isLegalMove(row.state, 'cancelled')) return refused(launchId, r.task, row.state, 'cancelled');
   setTaskState(ledger, jobId, launchId, r.task, row.state, 'cancelled');
   return APPLIED;
 }
 
-/** The states a skip moves to `cancelled` (recordSkip): it leaves running, succeeded and cancelled tasks be. */
-const SKIPPABLE = STATES.filter(
-  (st) => st !== 'running' && st !== 'succeeded' && st !== 'cancelled' && isLegalMove(st, 'cancelled'),
-);
+/** The states a skip moves to `cancelled` (as recordSkip decides). */
+const SKIPPABLE = STATES.filter((st) => !SKIP_LEAVES.includes(st) && isLegalMove(st, 'cancelled'));
 /** The states from which a skip's move is refused (a task the launch holds as not in it yet). */
-const UNSKIPPABLE = STATES.filter(
-  (st) => st !== 'running' && st !== 'succeeded' && st !== 'cancelled' && !isLegalMove(st, 'cancelled'),
-);
+const UNSKIPPABLE = STATES.filter((st) => !SKIP_LEAVES.includes(st) && !isLegalMove(st, 'cancelled'));
 const sqlList = (states: readonly State[]) => states.map((st) => `'${st}'`).join(', ');
 
 /**
