@@ -327,7 +327,7 @@ export class Runner {
   private skipUntaken(): void {
     const ids = new RangeBuilder();
     const flush = () => {
-      if (ids.count === 0) return;
+      if (ids.length === 0) return;
       this.record({ type: 'skip-many', ranges: ids.take(), at: nowSec(), state: 'cancelled' });
     };
     this.drainPending((q) => {

@@ -7,13 +7,11 @@ export type IdRange = [number, number];
  */
 export class RangeBuilder {
   private ranges: IdRange[] = [];
-  private ids = 0;
 
   add(id: number): void {
     const last = this.ranges.at(-1);
     if (last && id === last[1] + 1) last[1] = id;
     else this.ranges.push([id, id]);
-    this.ids++;
   }
 
   /** How many ranges so far. */
@@ -21,16 +19,10 @@ export class RangeBuilder {
     return this.ranges.length;
   }
 
-  /** How many ids so far. */
-  get count(): number {
-    return this.ids;
-  }
-
   /** The ranges so far; the builder starts empty again. */
   take(): IdRange[] {
     const out = this.ranges;
     this.ranges = [];
-    this.ids = 0;
     return out;
   }
 }

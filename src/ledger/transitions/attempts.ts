@@ -1,7 +1,7 @@
 import type { EndRecord, SkipRecord, StartRecord } from '../../protocol/records.js';
-import { STATES, type State } from '../../protocol/states.js';
+import type { State } from '../../protocol/states.js';
 import type { Ledger } from '../ledger.js';
-import { isLegalMove, type RefusedMove } from '../moves.js';
+import { isLegalMove, legalFromSql, type RefusedMove } from '../moves.js';
 import {
   APPLIED,
   countAttempt,
@@ -276,11 +276,11 @@ export function recordSkip(ledger: Ledger, jobId: number, launchId: number, r: S
   return APPLIED;
 }
 
-/** The states a skip moves to `cancelled` (as recordSkip decides). */
-const SKIPPABLE = STATES.filter((st) => !SKIP_LEAVES.includes(st) && isLegalMove(st, 'cancelled'));
-/** The states from which a skip's move is refused (a task the launch holds as not in it yet). */
-const UNSKIPPABLE = STATES.filter((st) => !SKIP_LEAVES.includes(st) && !isLegalMove(st, 'cancelled'));
-const sqlList = (states: readonly State[]) => states.map((st) => `'${st}'`).join(', ');
+/** SQL true for a task's state in `launch_tasks` that a skip does not leave as it is. */
+const NOT_LEFT_SQL = `state NOT IN (${SKIP_LEAVES.map((st) => `'${st}'`).join(', ')})`;
+/** SQL true for a state a skip moves to `cancelled`, and for one it refuses to (as recordSkip decides). */
+const SKIPPABLE_SQL = `${NOT_LEFT_SQL} AND ${legalFromSql('state', 'cancelled')}`;
+const UNSKIPPABLE_SQL = `${NOT_LEFT_SQL} AND NOT (${legalFromSql('state', 'cancelled')})`;
 
 /**
  * Transition `recordSkips`: the tasks `first`..`last` of a skip-many record, exactly as recordSkip of each of
@@ -297,28 +297,26 @@ export function recordSkips(
 ): RefusedMove[] {
   if (!ledger.db.inTransaction) return ledger.write(() => recordSkips(ledger, jobId, launchId, first, last));
   const out: RefusedMove[] = [];
-  const skippable = `state IN (${sqlList(SKIPPABLE)})`;
-  if (UNSKIPPABLE.length > 0) {
-    const bad = ledger
-      .stmt(
-        `SELECT task_id, state FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ?
-           AND state IN (${sqlList(UNSKIPPABLE)}) ORDER BY task_id`,
-      )
-      .all(launchId, first, last) as { task_id: number; state: State }[];
-    for (const b of bad) out.push({ launch: launchId, task: b.task_id, from: b.state, to: 'cancelled' });
-  }
+  // Refused: a task the launch holds as not in it yet.
+  const bad = ledger
+    .stmt(
+      `SELECT task_id, state FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ?
+         AND ${UNSKIPPABLE_SQL} ORDER BY task_id`,
+    )
+    .all(launchId, first, last) as { task_id: number; state: State }[];
+  for (const b of bad) out.push({ launch: launchId, task: b.task_id, from: b.state, to: 'cancelled' });
   // The task follows its state in this launch when the launch is its newest (followInTask), so it moves first,
   // while launch_tasks still says which tasks move.
   ledger
     .stmt(
       `UPDATE tasks SET state = 'cancelled'
        WHERE job_id = ? AND id BETWEEN ? AND ? AND last_launch_id = ?
-         AND id IN (SELECT task_id FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${skippable})`,
+         AND id IN (SELECT task_id FROM launch_tasks WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${SKIPPABLE_SQL})`,
     )
     .run(jobId, first, last, launchId, launchId, first, last);
   ledger
     .stmt(
-      `UPDATE launch_tasks SET state = 'cancelled' WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${skippable}`,
+      `UPDATE launch_tasks SET state = 'cancelled' WHERE launch_id = ? AND task_id BETWEEN ? AND ? AND ${SKIPPABLE_SQL}`,
     )
     .run(launchId, first, last);
   return out;
