@@ -2,7 +2,7 @@ import type { Scenario } from './scenario.js';
 import { cancel } from './scenarios/cancel.js';
 import { backendTimeLimit, diedBeforeRunner, exitStates, taskTimeLimit } from './scenarios/ends.js';
 import { env } from './scenarios/env.js';
-import { eqw } from './scenarios/eqw.js';
+import { eqw, eqwReasonUnread } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
@@ -29,6 +29,7 @@ export const SCENARIOS: Scenario[] = [
   env,
   diedBeforeRunner,
   eqw,
+  eqwReasonUnread,
   refusedRequest,
   poolOnScheduler,
   refusedOrUnreachable,

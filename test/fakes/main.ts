@@ -23,6 +23,8 @@ export interface Program {
   down: Answer;
   /** The answer of a refused request (submission programs only). */
   refuse?: Answer;
+  /** A whole answer without its per-element details (programs that print them only). */
+  bare?: (a: Answer) => Answer;
 }
 
 async function load(prog: string): Promise<Program | undefined> {
@@ -58,6 +60,7 @@ function answerWith(program: Program, fault: Fault | undefined, args: string[], 
   if (fault === 'down') return program.down;
   if (fault === 'refuse' && program.refuse) return program.refuse;
   const a = program.run(args, dir);
+  if (fault === 'bare' && program.bare) return program.bare(a);
   return fault === 'truncate' ? { ...a, stdout: truncated(a.stdout) } : a;
 }
 
@@ -77,7 +80,7 @@ async function main(argv: string[]): Promise<number> {
   let dir: string | undefined;
   try {
     dir = stateDir();
-    a = answerWith(program, faultFor(prog, dir), args, dir);
+    a = answerWith(program, faultFor(prog, args, dir), args, dir);
   } catch (err) {
     if (!(err instanceof FakeUsage)) throw err;
     a = { status: err.status, stdout: '', stderr: `${prog}: ${err.message}\n` };

@@ -12,6 +12,9 @@ export { SCHEDULER_STOP } from '../../runner/reasons.js';
 /** Seconds an element may be gone from qstat without an accounting record before its tasks count as lost. */
 export const ACCOUNTING_GRACE_S = 60;
 
+/** Seconds a whole `qstat -j` answer may lack the reason of an element in Eqw before it gets a general one. */
+export const EQW_REASON_GRACE_S = 30;
+
 /** What reconciliation knows about an element that left qstat. */
 export interface GoneFacts {
   /** Its accounting record, when qacct has one. */

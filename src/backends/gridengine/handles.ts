@@ -26,6 +26,8 @@ export interface GridEngineHandles {
   keys: 'task' | 'index';
   /** When reconciliation first saw an element gone from qstat with tasks not yet accounted for (`job.index`). */
   gone?: Record<string, number>;
+  /** When reconciliation first saw an element in Eqw without a reason in `qstat -j` (`job.index`). */
+  eqw?: Record<string, number>;
 }
 
 /** One array element of a launch: where Grid Engine has it, and the tasks it runs. */

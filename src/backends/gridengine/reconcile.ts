@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
-import type { LaunchRow } from '../../ledger/launches.js';
+import { type LaunchRow, setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { State } from '../../protocol/states.js';
@@ -9,6 +9,7 @@ import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
 import {
+  EQW_REASON_GRACE_S,
   type GoneFacts,
   goneTaskVerdict,
   SCHEDULER_STOP,
@@ -55,23 +56,53 @@ function openWork(ledger: Ledger, launchId: number) {
   return { ids: rows.map((r) => r.task_id), open, stopped };
 }
 
-/** Element error reasons of a job from `qstat -j` (none when it cannot be asked or read whole). */
-function errorReasons(job: string): Map<number, string> {
-  const parsed = parseErrorReasons(qstatJob(job) ?? '');
-  return parsed.ok ? parsed.value : new Map();
+/**
+ * Element error reasons of a job from `qstat -j`, or undefined when it cannot be asked or its answer cannot be
+ * read whole (then `warn` is told).
+ */
+function errorReasons(job: string, warn: (message: string) => void): Map<number, string> | undefined {
+  const text = qstatJob(job);
+  if (text === undefined) return undefined;
+  const parsed = parseErrorReasons(text);
+  if (parsed.ok) return parsed.value;
+  warn(
+    unreadableWarning('qstat -j', parsed.why, 'drover records elements in Eqw once it can read their reason'),
+  );
+  return undefined;
 }
 
-/** Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. */
+/**
+ * Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. An element stays in Eqw until
+ * it is deleted, so drover can wait for the reason rather than record one it did not read: when its job's
+ * `qstat -j` gives no whole answer, and for up to EQW_REASON_GRACE_S while a whole answer has no reason for it
+ * (Grid Engine can show the job in Eqw a moment before every element's reason is there); after that, a general one.
+ */
 function recordErrorElements(
   ledger: Ledger,
   launch: LaunchRow,
+  h: GridEngineHandles,
   elements: Element[],
   open: Map<number, State>,
 ): void {
-  const reasons = new Map<string, Map<number, string>>();
+  const reasons = new Map<string, Map<number, string> | undefined>();
+  const now = Date.now() / 1000;
+  const waiting = { ...h.eqw };
   for (const e of elements) {
-    if (!reasons.has(e.job)) reasons.set(e.job, errorReasons(e.job));
-    const why = reasons.get(e.job)!.get(e.index) ?? 'the array element is in an error state';
+    if (!reasons.has(e.job))
+      reasons.set(
+        e.job,
+        errorReasons(e.job, (m) => ledger.warnOnce(m)),
+      );
+    const known = reasons.get(e.job);
+    if (!known) continue;
+    const name = elementName(e.job, e.index);
+    let why = known.get(e.index);
+    if (why === undefined) {
+      waiting[name] ??= now;
+      if (now - waiting[name] < EQW_REASON_GRACE_S) continue;
+      why = 'Grid Engine gave no reason';
+    }
+    delete waiting[name];
     const reason = `Grid Engine could not start it (Eqw): ${why}`;
     const running: number[] = [];
     for (const t of e.tasks) {
@@ -80,6 +111,8 @@ function recordErrorElements(
     }
     if (running.length > 0) markUnfinished(ledger, launch.job_id, launch.id, running, 'lost', reason);
   }
+  if (JSON.stringify(waiting) !== JSON.stringify(h.eqw ?? {}))
+    setLaunchHandles(ledger, launch.id, { eqw: waiting });
 }
 
 /**
@@ -192,10 +225,8 @@ function settleGone(
   }
   for (const { v, tasks } of verdicts.values())
     markUnfinished(ledger, launch.job_id, launch.id, tasks, v.state, v.reason);
-  if (JSON.stringify(seen) !== JSON.stringify(h.gone ?? {})) {
-    const merged = { ...(JSON.parse(launch.handles) as object), gone: seen };
-    ledger.stmt('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(merged), launch.id);
-  }
+  if (JSON.stringify(seen) !== JSON.stringify(h.gone ?? {}))
+    setLaunchHandles(ledger, launch.id, { gone: seen });
 }
 
 /**
@@ -236,7 +267,7 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
     if (state === undefined) gone.push(e);
     else if (isErrorState(state)) errored.push(e);
   }
-  if (errored.length > 0) recordErrorElements(ledger, launch, errored, work.open);
+  if (errored.length > 0) recordErrorElements(ledger, launch, h, errored, work.open);
   if (gone.length === 0) return;
   // An element may have ended between the ingestion and qstat: read its last records before judging it.
   if (ingestLaunch(ledger, launch) > 0) {

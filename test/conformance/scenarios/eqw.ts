@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import { EQW_REASON_GRACE_S } from '../../../src/backends/gridengine/classify.js';
 import { counts } from '../../helpers/contract.js';
+import { lines } from '../../helpers/drover.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
-import { drover, launch, list, prelaunch, settled } from '../drive.js';
-import { type Scenario, usual } from '../scenario.js';
+import type { BackendUnderTest, Site } from '../backend.js';
+import { attempts, drover, launch, list, prelaunch, type Status, settled, status } from '../drive.js';
+import { fakesOnly, type Scenario, usual } from '../scenario.js';
 
 /** Grid Engine's Eqw: an element it cannot start waits forever; drover shows error with the reason. */
 export const eqw: Scenario = {
@@ -45,3 +49,85 @@ export const eqw: Scenario = {
     );
   },
 };
+
+/** `drover status JOB --json` with DROVER_FAKE_FAULTS=`qstat-j:FAULT`, once drover has asked qstat -j under it. */
+async function statusAskingReasons(b: BackendUnderTest, site: Site, job: string, fault: string) {
+  const asked = () => site.calls('qstat').filter((c) => c.argv[0] === '-j').length;
+  const before = asked();
+  // Until Grid Engine puts the elements in Eqw, drover has no reason to ask qstat -j.
+  const r = await waitFor(
+    `drover to ask qstat -j while it is ${fault} (job ${job} on ${b.name})`,
+    async () => {
+      const r = await drover(site, ['status', job, '--json'], { DROVER_FAKE_FAULTS: `qstat-j:${fault}` });
+      return asked() > before ? r : undefined;
+    },
+    b.settleMs,
+    b.pollMs,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  return { counts: (JSON.parse(r.stdout) as Status).counts, warnings: lines(r.stderr) };
+}
+
+/**
+ * An element in Eqw whose reason drover cannot read — `qstat -j` down, its answer cut short, or whole but without
+ * the reason yet — keeps its tasks queued, never `error` with a reason drover did not read; they take the reason
+ * once `qstat -j` gives it, and a general one when a whole answer has had none for EQW_REASON_GRACE_S.
+ */
+export const eqwReasonUnread: Scenario = {
+  name: 'an element in Eqw whose reason qstat -j does not give stays queued; then error with the reason, or a general one',
+  notFor: (b) => (b.scheduler?.kind === 'gridengine' ? fakesOnly(b) : 'Eqw is Grid Engine’s'),
+  timeoutMs: usual,
+  async run(b, site) {
+    const out = path.join(site.cwd, 'element-logs');
+    await prelaunch(site, 'R', 'echo', ['a', 'b']);
+    await launch(site, 'R', [], ['-o', `${out}/`]);
+    for (const fault of ['down', 'truncate', 'bare']) {
+      const s = await statusAskingReasons(b, site, 'R', fault);
+      assert.deepEqual(s.counts, counts({ queued: 2 }), `qstat -j ${fault}`);
+      if (fault === 'truncate') {
+        assert.equal(s.warnings.length, 1, s.warnings.join('\n'));
+        assert.match(s.warnings[0]!, /^drover: warning: qstat -j .* cannot read whole/);
+      } else assert.deepEqual(s.warnings, [], `qstat -j ${fault}`);
+    }
+    assert.deepEqual((await status(site, 'R')).counts, counts({ error: 2 }));
+    for (const a of await attempts(site, 'R'))
+      assert.match(a.reason ?? '', /\(Eqw\): can't open output file/);
+
+    // Whole answers without the reason: queued through the grace, then the general reason.
+    await prelaunch(site, 'G', 'echo', ['a']);
+    await launch(site, 'G', [], ['-o', `${out}/`]);
+    assert.deepEqual((await statusAskingReasons(b, site, 'G', 'bare')).counts, counts({ queued: 1 }));
+    ageEqwSightings(site, EQW_REASON_GRACE_S - 5);
+    assert.deepEqual(
+      (await statusAskingReasons(b, site, 'G', 'bare')).counts,
+      counts({ queued: 1 }),
+      'in the grace',
+    );
+    ageEqwSightings(site, 10);
+    assert.deepEqual(
+      (await statusAskingReasons(b, site, 'G', 'bare')).counts,
+      counts({ error: 1 }),
+      'after it',
+    );
+    const [a] = await attempts(site, 'G');
+    assert.equal(a?.reason, 'Grid Engine could not start it (Eqw): Grid Engine gave no reason');
+  },
+};
+
+/** Move every launch's first sightings of reasonless Eqw elements `seconds` into the past (as time passing would). */
+function ageEqwSightings(site: Site, seconds: number): void {
+  const db = new Database(path.join(site.cwd, '.drover', 'ledger.db'), { fileMustExist: true });
+  try {
+    for (const row of db.prepare('SELECT id, handles FROM launches').all() as {
+      id: number;
+      handles: string;
+    }[]) {
+      const h = JSON.parse(row.handles) as { eqw?: Record<string, number> };
+      if (!h.eqw) continue;
+      for (const k of Object.keys(h.eqw)) h.eqw[k]! -= seconds;
+      db.prepare('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(h), row.id);
+    }
+  } finally {
+    db.close();
+  }
+}

@@ -162,4 +162,9 @@ function run(args: string[], dir: string): Answer {
   return { status: 0, stdout: listing(dir, full), stderr: '' };
 }
 
-export const qstat: Program = { run, down: { status: 1, stdout: '', stderr: QMASTER_DOWN } };
+/** `qstat -j` without its `error reason` lines (the other answers have no per-element details to leave out). */
+function bare(a: Answer): Answer {
+  return { ...a, stdout: a.stdout.replace(/^error reason.*\n/gm, '') };
+}
+
+export const qstat: Program = { run, down: { status: 1, stdout: '', stderr: QMASTER_DOWN }, bare };
