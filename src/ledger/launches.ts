@@ -67,8 +67,26 @@ export function refuseActive(
   );
 }
 
+/**
+ * Which of a job's tasks a launch has, kept small: a range of ids (the common launch), else the ids as one JSON
+ * text. A launch lasts as long as its tasks run; an array of its million ids need not stay in memory that long.
+ */
+export interface TaskSelection {
+  readonly sql: string;
+  readonly params: readonly (number | string)[];
+}
+
+/** The selection of tasks `taskIds` (`id` being the tasks table's column). */
+export function taskSelection(taskIds: readonly number[]): TaskSelection {
+  return idIn('id', taskIds);
+}
+
 /** Tasks `taskIds` of a job in id order, each with the attempt number its next run gets. */
-export function launchTasks(ledger: Ledger, jobId: number, taskIds: readonly number[]): LaunchTask[] {
+export function launchTasks(
+  ledger: Ledger,
+  jobId: number,
+  taskIds: readonly number[] | TaskSelection,
+): LaunchTask[] {
   return [...iterateLaunchTasks(ledger, jobId, taskIds)];
 }
 
@@ -79,9 +97,9 @@ export function launchTasks(ledger: Ledger, jobId: number, taskIds: readonly num
 export function iterateLaunchTasks(
   ledger: Ledger,
   jobId: number,
-  taskIds: readonly number[],
+  taskIds: readonly number[] | TaskSelection,
 ): IterableIterator<LaunchTask> {
-  const ids = idIn('id', taskIds);
+  const ids = 'sql' in taskIds ? taskIds : taskSelection(taskIds);
   return ledger
     .stmt(
       `SELECT id, command, tag, attempts + 1 AS attempt FROM tasks WHERE job_id = ? AND ${ids.sql} ORDER BY id`,
