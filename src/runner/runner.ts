@@ -9,6 +9,7 @@ import {
   type StartRecord,
 } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
+import { holdHeapBound } from '../util/heap-bound.js';
 import { RangeBuilder } from '../util/id-ranges.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { processStartTime, shortHostname } from '../util/proc.js';
@@ -128,6 +129,8 @@ export class Runner {
   private whenDone: (() => void) | undefined;
   private finish: ((s: RunnerSummary) => void) | undefined;
   private cancelPoll: NodeJS.Timeout | undefined;
+  /** Lets go of the heap bound the runner holds while it runs. */
+  private releaseHeap: (() => void) | undefined;
   /** Variables of this group that a shared executor does not have in its environment. */
   private readonly groupEnv: Record<string, string> = {};
   private readonly sharedExecutor: boolean;
@@ -215,6 +218,7 @@ export class Runner {
       this.finish = resolve;
     });
     this.cancelPoll = setInterval(() => this.checkCancelRequests(), 2000);
+    this.releaseHeap = holdHeapBound();
     this.checkCancelRequests();
     this.pump();
     return done;
@@ -567,6 +571,7 @@ export class Runner {
       return;
     if (this.open && !this.cancelledAll) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
+    this.releaseHeap?.();
     this.record({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
     if (!this.sharedExecutor) this.executor.close();
     const finish = this.finish;
