@@ -154,6 +154,11 @@ export class JobSync {
   private max = 0;
   /** The count trigger's SQL while it is set aside for a bulk insert (see `bulk`), else undefined. */
   private countTrigger: string | undefined;
+  /**
+   * The INSERT of n rows, by n: made once per sync, as the ledger's statement cache would hash and compare its
+   * whole text (tens of kilobytes) on every lookup.
+   */
+  private readonly inserts = new Map<number, Database.Statement>();
 
   /**
    * `bulk`: many entries are coming (a big sweep). A new job's rows then skip the per-row count trigger: it is
@@ -212,7 +217,12 @@ export class JobSync {
         values.push(task, batch.commands[i], batch.tags[i], batch.params[i]);
         if (task > this.max) this.max = task;
       }
-      this.insert(rows).run(values);
+      let insert = this.inserts.get(rows);
+      if (insert === undefined) {
+        insert = this.insert(rows);
+        this.inserts.set(rows, insert);
+      }
+      insert.run(values);
     }
     this.count += n;
   }
