@@ -15,6 +15,46 @@ export const ACCOUNTING_GRACE_S = 60;
 /** Seconds a whole `qstat -j` answer may lack the reason of an element in Eqw before it gets a general one. */
 export const EQW_REASON_GRACE_S = 30;
 
+/** An element reconciliation sees in Eqw this round, and what its job's `qstat -j` said of it. */
+export interface EqwSeen {
+  /** Its name (`job.index`). */
+  name: string;
+  /** Its job's `qstat -j` gave a whole answer. */
+  answered: boolean;
+  /** Grid Engine's reason in that answer, if the answer had one for it. */
+  reason: string | undefined;
+}
+
+/**
+ * The reasons to record for elements in Eqw, and the first sightings to keep of those still waiting for one.
+ * Sightings are made afresh each round from the elements in Eqw now: an element that was not (it left Eqw, or
+ * its tasks were recorded) loses its sighting, so if it is in Eqw again it waits its own grace. Where `qstat -j`
+ * gave no whole answer an element's sighting is kept as it was (nothing new is known of it).
+ */
+export function eqwReasons(
+  previous: Readonly<Record<string, number>> | undefined,
+  seen: readonly EqwSeen[],
+  now: number,
+): { reasons: Map<string, string>; sightings: Record<string, number> } {
+  const reasons = new Map<string, string>();
+  const sightings: Record<string, number> = {};
+  for (const e of seen) {
+    const before = previous?.[e.name];
+    if (!e.answered) {
+      if (before !== undefined) sightings[e.name] = before;
+      continue;
+    }
+    if (e.reason !== undefined) {
+      reasons.set(e.name, e.reason);
+      continue;
+    }
+    const since = before ?? now;
+    if (now - since >= EQW_REASON_GRACE_S) reasons.set(e.name, 'Grid Engine gave no reason');
+    else sightings[e.name] = since;
+  }
+  return { reasons, sightings };
+}
+
 /** What reconciliation knows about an element that left qstat. */
 export interface GoneFacts {
   /** Its accounting record, when qacct has one. */

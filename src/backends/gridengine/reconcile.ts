@@ -9,7 +9,8 @@ import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
 import {
-  EQW_REASON_GRACE_S,
+  type EqwSeen,
+  eqwReasons,
   type GoneFacts,
   goneTaskVerdict,
   SCHEDULER_STOP,
@@ -75,7 +76,9 @@ function errorReasons(job: string, warn: (message: string) => void): Map<number,
  * Tasks of `Eqw` elements become `error`, with Grid Engine's reason from `qstat -j`. An element stays in Eqw until
  * it is deleted, so drover can wait for the reason rather than record one it did not read: when its job's
  * `qstat -j` gives no whole answer, and for up to EQW_REASON_GRACE_S while a whole answer has no reason for it
- * (Grid Engine can show the job in Eqw a moment before every element's reason is there); after that, a general one.
+ * (Grid Engine can show the job in Eqw a moment before every element's reason is there); after that, a general one
+ * (eqwReasons). Called every round the queue was read, also with no element in Eqw, so sightings of elements no
+ * longer there are dropped.
  */
 function recordErrorElements(
   ledger: Ledger,
@@ -84,25 +87,25 @@ function recordErrorElements(
   elements: Element[],
   open: Map<number, State>,
 ): void {
-  const reasons = new Map<string, Map<number, string> | undefined>();
-  const now = Date.now() / 1000;
-  const waiting = { ...h.eqw };
+  const answers = new Map<string, Map<number, string> | undefined>();
+  const seen: EqwSeen[] = [];
   for (const e of elements) {
-    if (!reasons.has(e.job))
-      reasons.set(
+    if (!answers.has(e.job))
+      answers.set(
         e.job,
         errorReasons(e.job, (m) => ledger.warnOnce(m)),
       );
-    const known = reasons.get(e.job);
-    if (!known) continue;
-    const name = elementName(e.job, e.index);
-    let why = known.get(e.index);
-    if (why === undefined) {
-      waiting[name] ??= now;
-      if (now - waiting[name] < EQW_REASON_GRACE_S) continue;
-      why = 'Grid Engine gave no reason';
-    }
-    delete waiting[name];
+    const known = answers.get(e.job);
+    seen.push({
+      name: elementName(e.job, e.index),
+      answered: known !== undefined,
+      reason: known?.get(e.index),
+    });
+  }
+  const { reasons, sightings } = eqwReasons(h.eqw, seen, Date.now() / 1000);
+  for (const e of elements) {
+    const why = reasons.get(elementName(e.job, e.index));
+    if (why === undefined) continue;
     const reason = `Grid Engine could not start it (Eqw): ${why}`;
     const running: number[] = [];
     for (const t of e.tasks) {
@@ -111,8 +114,8 @@ function recordErrorElements(
     }
     if (running.length > 0) markUnfinished(ledger, launch.job_id, launch.id, running, 'lost', reason);
   }
-  if (JSON.stringify(waiting) !== JSON.stringify(h.eqw ?? {}))
-    setLaunchHandles(ledger, launch.id, { eqw: waiting });
+  if (JSON.stringify(sightings) !== JSON.stringify(h.eqw ?? {}))
+    setLaunchHandles(ledger, launch.id, { eqw: sightings });
 }
 
 /**
@@ -267,7 +270,8 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
     if (state === undefined) gone.push(e);
     else if (isErrorState(state)) errored.push(e);
   }
-  if (errored.length > 0) recordErrorElements(ledger, launch, h, errored, work.open);
+  if (errored.length > 0 || Object.keys(h.eqw ?? {}).length > 0)
+    recordErrorElements(ledger, launch, h, errored, work.open);
   if (gone.length === 0) return;
   // An element may have ended between the ingestion and qstat: read its last records before judging it.
   if (ingestLaunch(ledger, launch) > 0) {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   ACCOUNTING_GRACE_S,
+  EQW_REASON_GRACE_S,
+  eqwReasons,
   goneTaskVerdict,
   stoppedTaskVerdict,
 } from '../../../src/backends/gridengine/classify.js';
@@ -81,4 +83,34 @@ test('a task killed by a scheduler stop: cancelled, timeout at the limit, else k
   assert.equal(stoppedTaskVerdict(false, 30, 60).state, 'killed');
   assert.equal(stoppedTaskVerdict(false, 30, undefined).state, 'killed');
   assert.equal(stoppedTaskVerdict(false, undefined, 60).state, 'killed');
+});
+
+test('elements in Eqw: the reason when qstat -j gives it, a general one after the grace, sightings made afresh', () => {
+  const now = 1000;
+  const seen = (name: string, answered: boolean, reason?: string) => ({ name, answered, reason });
+  // First sighting without a reason: it waits; with one: recorded at once.
+  assert.deepEqual(eqwReasons(undefined, [seen('7.1', true), seen('7.2', true, 'no such file')], now), {
+    reasons: new Map([['7.2', 'no such file']]),
+    sightings: { '7.1': now },
+  });
+  // In the grace it keeps its first sighting; after it, the general reason and no sighting.
+  const first = { '7.1': now - EQW_REASON_GRACE_S + 1 };
+  assert.deepEqual(eqwReasons(first, [seen('7.1', true)], now), { reasons: new Map(), sightings: first });
+  assert.deepEqual(eqwReasons({ '7.1': now - EQW_REASON_GRACE_S }, [seen('7.1', true)], now), {
+    reasons: new Map([['7.1', 'Grid Engine gave no reason']]),
+    sightings: {},
+  });
+  // No whole answer: nothing is learnt, the sighting stays as it was (and none is made).
+  const old = { '7.1': now - 10 * EQW_REASON_GRACE_S };
+  assert.deepEqual(eqwReasons(old, [seen('7.1', false), seen('7.2', false)], now), {
+    reasons: new Map(),
+    sightings: old,
+  });
+  // An element no longer in Eqw loses its sighting: back in Eqw later, it waits a grace of its own.
+  const left = eqwReasons(old, [], now);
+  assert.deepEqual(left, { reasons: new Map(), sightings: {} });
+  assert.deepEqual(eqwReasons(left.sightings, [seen('7.1', true)], now + 1), {
+    reasons: new Map(),
+    sightings: { '7.1': now + 1 },
+  });
 });
