@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { ingestWhileRunning } from '../backends/local/ingest-loop.js';
 import { ingestLaunch } from '../ledger/ingest.js';
@@ -16,12 +17,14 @@ const FINAL_WAIT_MS = 2_000;
 
 /**
  * The ledger of a detached local launch, opened by its runner to keep it current (see ingestWhileRunning).
- * Undefined, with one line on stderr (runner.log), when it cannot be: the launch runs all the same, and
- * `drover status` ingests its records as it would a cluster launch's.
+ * Undefined, with one line on stderr (runner.log), when it cannot be — the folder is gone, or its ledger is not
+ * the one that made this launch (no launch of that number, or one in another folder): the launch runs all the
+ * same, and `drover status` ingests its records as it would a cluster launch's.
  */
 function ledgerToKeep(
   droverDir: string,
   launchId: number,
+  launchFile: string,
 ): { ledger: Ledger; launch: LaunchRow } | undefined {
   const paths = droverPaths(droverDir);
   let ledger: Ledger | undefined;
@@ -31,6 +34,9 @@ function ledgerToKeep(
     ledger = Ledger.open(paths);
     const launch = getLaunch(ledger, launchId);
     if (!launch) throw new Error(`the ledger has no launch ${launchId}`);
+    const here = path.dirname(path.resolve(launchFile));
+    if (path.resolve(launch.dir) !== here)
+      throw new Error(`the ledger's launch ${launchId} is in ${launch.dir}, not ${here}`);
     return { ledger, launch };
   } catch (err) {
     ledger?.close();
@@ -87,7 +93,8 @@ export function registerRunner(program: Command): void {
     .action(async (file: string, opts: { group?: string; waitForGo?: boolean; ingestInto?: string }) => {
       if (opts.waitForGo && !(await waitForGo())) return;
       const group = readGroup(file, opts.group);
-      const kept = opts.ingestInto !== undefined ? ledgerToKeep(opts.ingestInto, group.launch) : undefined;
+      const kept =
+        opts.ingestInto !== undefined ? ledgerToKeep(opts.ingestInto, group.launch, file) : undefined;
       const runner = new Runner(group);
       // A first signal stops the tasks (TERM, KILL after the grace), a second kills them at once; both are
       // recorded. A third exits without waiting for their records.
