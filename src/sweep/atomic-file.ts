@@ -3,29 +3,48 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSyn
 import { basename, dirname, join } from 'node:path';
 import { isSystemError } from '../errors.js';
 
-/** Text gathered before it is written: a few writes for a file of any size, and bounded memory. */
-const CHUNK_CHARS = 1 << 20;
+/** Bytes gathered before they are written: a few writes for a file of any size, and bounded memory. */
+const CHUNK_BYTES = 1 << 20;
 
-/** Text for a file, gathered and written to its descriptor a megabyte at a time. */
+/** Room for the text added while less than a chunk is gathered: any text of up to a chunk's characters fits. */
+const ROOM_BYTES = 4 * CHUNK_BYTES;
+
+/**
+ * Text for a file, encoded into one buffer as it is added and written to its descriptor a megabyte at a time.
+ * Nothing added is kept as a string: holding a megabyte of small strings until the write made every young
+ * collection copy them (a third of the time of writing a million-task sweep's files).
+ */
 export class TextChunks {
-  private chunks: string[] = [];
-  private pending = 0;
+  private buffer: Buffer | undefined;
+  private used = 0;
+  /** A text too long for the buffer's room, written after it. */
+  private rest: string | undefined;
 
-  /** Add text; true when a chunk's worth is gathered and should be written out. */
+  /** Add text; true when a chunk's worth is gathered and should be written out (before anything more is added). */
   add(text: string): boolean {
-    this.chunks.push(text);
-    this.pending += text.length;
-    return this.pending >= CHUNK_CHARS;
+    this.buffer ??= Buffer.allocUnsafe(ROOM_BYTES);
+    const room = ROOM_BYTES - this.used;
+    if (this.rest === undefined && (text.length * 3 <= room || Buffer.byteLength(text) <= room))
+      this.used += this.buffer.write(text, this.used, 'utf8');
+    else if (this.rest === undefined) this.rest = text;
+    else this.rest += text;
+    return this.used >= CHUNK_BYTES || this.rest !== undefined;
   }
 
   /** Write what is gathered to `fd`. */
   writeTo(fd: number): void {
-    if (this.pending === 0) return;
-    const bytes = Buffer.from(this.chunks.join(''), 'utf8');
-    this.chunks = [];
-    this.pending = 0;
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    if (this.buffer !== undefined) writeAll(fd, this.buffer, this.used);
+    this.used = 0;
+    if (this.rest !== undefined) {
+      const bytes = Buffer.from(this.rest, 'utf8');
+      this.rest = undefined;
+      writeAll(fd, bytes, bytes.length);
+    }
   }
+}
+
+function writeAll(fd: number, bytes: Buffer, length: number): void {
+  for (let done = 0; done < length; ) done += writeSync(fd, bytes, done, length - done);
 }
 
 /**
