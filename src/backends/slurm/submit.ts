@@ -117,15 +117,18 @@ function plan(
 /** `launch --dry-run`: the sbatch commands a launch would run. Asks the cluster its limits, submits nothing. */
 export function previewSlurm(req: PreviewRequest): Preview {
   checkSlurmRequest(req.request);
-  const warnings = feasibilityWarnings(req.request);
   let cluster: Pick<ClusterConfig, 'maxArraySize' | 'maxArrayTasks'>;
+  let warnings: string[];
   try {
     cluster = readClusterConfig();
+    warnings = feasibilityWarnings(req.request);
   } catch (err) {
+    // A cluster that cannot tell its configuration (most often: its controller is down, and each client waits
+    // out Slurm's MessageTimeout) is not asked for its nodes as well.
     cluster = { maxArraySize: DEFAULT_MAX_ARRAY_SIZE, maxArrayTasks: DEFAULT_MAX_ARRAY_SIZE };
-    warnings.push(
-      `could not read the cluster's MaxArraySize (${(err as Error).message}): arrays split as for Slurm's default ${DEFAULT_MAX_ARRAY_SIZE}`,
-    );
+    warnings = [
+      `could not read the cluster's MaxArraySize (${(err as Error).message}): arrays split as for Slurm's default ${DEFAULT_MAX_ARRAY_SIZE}, and the nodes' resources were not checked`,
+    ];
   }
   const { subs } = plan(req.tasks, req.request, req.job, req.dir, cluster);
   return { commands: subs.map((s) => ['sbatch', ...s.argv]), warnings };
