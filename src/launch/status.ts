@@ -31,7 +31,8 @@ export function jobStatus(ws: Workspace, name: string, report?: (line: string) =
       `SELECT id AS task, state, exit_code,
          (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
           ORDER BY a.attempt DESC LIMIT 1) AS reason
-       FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')})
+       FROM tasks INDEXED BY tasks_state
+       WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')}) AND state != 'pending'
        ORDER BY +id LIMIT 20`,
     )
     .all(job.id, ...failedStates) as {

@@ -173,13 +173,21 @@ export function* taskChunks(
   }
 }
 
-/** Ids of a job's tasks whose state passes `pick`. */
+/**
+ * Ids of a job's tasks whose state passes `pick`: through the state index when pending is not among them (the
+ * index holds no pending task), else along the job's range of the primary key.
+ */
 export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => boolean): number[] {
   const states = STATES.filter(pick);
+  if (states.length === 0) return [];
+  const list = states.map(() => '?').join(', ');
   return (
     ledger
       .stmt(
-        `SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${states.map(() => '?').join(', ')}) ORDER BY id`,
+        states.includes('pending')
+          ? `SELECT id FROM tasks WHERE job_id = ? AND state IN (${list}) ORDER BY id`
+          : `SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${list}) AND state != 'pending'
+             ORDER BY id`,
       )
       .all(jobId, ...states) as { id: number }[]
   ).map((r) => r.id);
