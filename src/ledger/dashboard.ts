@@ -158,6 +158,8 @@ function pageWhere(
   }
   if (q.states) {
     parts.push('t.state IN (SELECT value FROM json_each(?))');
+    // Says what the states imply, so SQLite may use the state index (which holds no pending task).
+    if (!q.states.includes('pending')) parts.push("t.state != 'pending'");
     args.push(JSON.stringify(q.states));
   }
   if (q.text !== undefined && q.text !== '') {

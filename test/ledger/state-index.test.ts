@@ -1,6 +1,7 @@
 // The state index holds only tasks that left pending (migration 7). Whatever states a job's tasks are in, the
-// queries that pick tasks by state (--failed, --unfinished, status's failed list) must find exactly the tasks a
-// plain reading of the table finds; and a ledger made before migration 7 must answer the same once migrated.
+// queries that pick tasks by state (--failed, --unfinished, list --state, the dashboard's filter) must find exactly
+// the tasks a plain reading of the table finds; and a ledger made before migration 7 must answer the same once
+// migrated.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,10 +9,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
+import { taskPage } from '../../src/ledger/dashboard.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { MIGRATIONS } from '../../src/ledger/migrations.js';
 import { migrate } from '../../src/ledger/open.js';
 import { taskIdsWhere } from '../../src/ledger/queries.js';
+import { taskWhere } from '../../src/ledger/task-table.js';
 import { droverPaths } from '../../src/paths.js';
 import { isFailedState, isUnfinishedState, STATES, type State } from '../../src/protocol/states.js';
 import { makeJob, tempLedger } from '../helpers/ledger.js';
@@ -41,6 +44,28 @@ test('tasks picked by state are the same through the partial index as in the tab
         setStates(ledger, job.id, states);
         for (const pick of [isFailedState, isUnfinishedState, (s: State) => picked.includes(s)])
           assert.deepEqual(taskIdsWhere(ledger, job.id, pick), expected(states, pick));
+        // `list --state` and the dashboard's filter, which say state != 'pending' when the states imply it.
+        const want = expected(states, (s) => picked.includes(s));
+        const w = taskWhere({ states: picked });
+        assert.deepEqual(
+          ledger
+            .stmt(`SELECT id FROM tasks WHERE ${w.sql} ORDER BY id`)
+            .pluck()
+            .all(job.id, ...w.args),
+          want,
+        );
+        const page = taskPage(ledger, job.id, {
+          states: picked,
+          sort: 'id',
+          desc: false,
+          offset: 0,
+          limit: 100,
+        });
+        assert.equal(page.total, want.length);
+        assert.deepEqual(
+          page.rows.map((r) => r.id),
+          want,
+        );
         const indexed = ledger
           .stmt("SELECT count(*) FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state != 'pending'")
           .pluck()
