@@ -2,6 +2,7 @@ import { type State, TERMINAL_STATES, zeroCounts } from '../protocol/states.js';
 import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
 import { ATTEMPT_LOG_COLUMNS, type AttemptLogs } from './queries.js';
+import { stateIndexTerms } from './task-table.js';
 
 /**
  * What the web dashboard reads (docs/dashboard.md): everything a page shows is computed here, in SQL, so a page of
@@ -157,9 +158,7 @@ function pageWhere(
     args.push(q.id);
   }
   if (q.states) {
-    parts.push('t.state IN (SELECT value FROM json_each(?))');
-    // Says what the states imply, so SQLite may use the state index (which holds no pending task).
-    if (!q.states.includes('pending')) parts.push("t.state != 'pending'");
+    parts.push('t.state IN (SELECT value FROM json_each(?))', ...stateIndexTerms(q.states, 't.'));
     args.push(JSON.stringify(q.states));
   }
   if (q.text !== undefined && q.text !== '') {

@@ -3,7 +3,7 @@ import type { TaskRow } from './jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { taskWhere } from './task-table.js';
+import { stateIndexTerms, taskWhere } from './task-table.js';
 
 /** Count rows by state into a record with every state present. */
 function countBy(rows: { state: State; n: number }[]): Record<State, number> {
@@ -180,16 +180,13 @@ export function* taskChunks(
 export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => boolean): number[] {
   const states = STATES.filter(pick);
   if (states.length === 0) return [];
-  const list = states.map(() => '?').join(', ');
+  const terms = stateIndexTerms(states);
+  const indexed = terms.length > 0 ? ' INDEXED BY tasks_state' : '';
+  const where = [`job_id = ? AND state IN (${states.map(() => '?').join(', ')})`, ...terms].join(' AND ');
   return (
-    ledger
-      .stmt(
-        states.includes('pending')
-          ? `SELECT id FROM tasks WHERE job_id = ? AND state IN (${list}) ORDER BY id`
-          : `SELECT id FROM tasks INDEXED BY tasks_state WHERE job_id = ? AND state IN (${list}) AND state != 'pending'
-             ORDER BY id`,
-      )
-      .all(jobId, ...states) as { id: number }[]
+    ledger.stmt(`SELECT id FROM tasks${indexed} WHERE ${where} ORDER BY id`).all(jobId, ...states) as {
+      id: number;
+    }[]
   ).map((r) => r.id);
 }
 

@@ -28,6 +28,15 @@ export interface ColumnWidths {
 }
 
 /**
+ * What a WHERE on these states should also say so that SQLite may use the state index `tasks_state`, which holds
+ * no pending task (schema 7): `state != 'pending'` when the states imply it, else nothing (an empty list).
+ * `t` qualifies the column (`t.`).
+ */
+export function stateIndexTerms(states: readonly State[], t = ''): string[] {
+  return states.includes('pending') ? [] : [`${t}state != 'pending'`];
+}
+
+/**
  * The WHERE of a job's tasks under a filter: `job_id = ?` (the job's id comes first, from the caller) and, when
  * the filter has them, the ids and states as JSON arguments in `args`. `table` qualifies the columns (`t`).
  */
@@ -37,9 +46,9 @@ export function taskWhere(filter: TaskFilter, table = ''): { sql: string; args: 
     sql: [
       `${t}job_id = ?`,
       ...(filter.ids ? [`${t}id IN (SELECT value FROM json_each(?))`] : []),
-      ...(filter.states ? [`${t}state IN (SELECT value FROM json_each(?))`] : []),
-      // Says what the states imply, so SQLite may use the state index (which holds no pending task).
-      ...(filter.states && !filter.states.includes('pending') ? [`${t}state != 'pending'`] : []),
+      ...(filter.states
+        ? [`${t}state IN (SELECT value FROM json_each(?))`, ...stateIndexTerms(filter.states, t)]
+        : []),
     ].join(' AND '),
     args: [
       ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
