@@ -50,7 +50,7 @@ export interface RunnerImpl {
 }
 
 /** The launch file `drover runner` and the bash runner's fallback read. */
-function writeLaunchFile(l: TestLaunch): string {
+export function writeLaunchFile(l: TestLaunch): string {
   const file = path.join(l.launchDir, 'launch.json');
   const launch: LaunchFile = { ...l.settings, groups: { '1': l.tasks } };
   fs.writeFileSync(file, JSON.stringify(launch));

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { LaunchFile } from '../../../src/runner/group.js';
 import { droverJson, runDrover } from '../../helpers/drover.js';
 import { readRecords, tempWorkspace } from '../../helpers/workspace.js';
 import { makeLaunch } from '../../runner/runner-harness.js';
+import { writeLaunchFile } from '../../runner/runners.js';
 
 /**
  * `drover runner --ingest-into DIR` (internal: what a detached local launch starts) keeps DIR's ledger current
@@ -16,10 +16,7 @@ import { makeLaunch } from '../../runner/runner-harness.js';
 /** A launch folder (launch 3 of job J) with two quick tasks, and its launch file. */
 function launchFile(t: Parameters<typeof makeLaunch>[0]): { dir: string; file: string } {
   const l = makeLaunch(t, { commands: ['true', 'echo hi'] });
-  const file = path.join(l.launchDir, 'launch.json');
-  const launch: LaunchFile = { ...l.settings, groups: { '1': l.tasks } };
-  fs.writeFileSync(file, JSON.stringify(launch));
-  return { dir: l.dir, file };
+  return { dir: l.dir, file: writeLaunchFile(l) };
 }
 
 /** Run the runner; its tasks must have run, and it must have said why it keeps no ledger. */
