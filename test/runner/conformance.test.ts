@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SIGNAL_NAMES } from '../../src/runner/end-state.js';
+import type { RunSettings } from '../../src/runner/group.js';
 import { SCHEDULER_STOP, timeLimitReason } from '../../src/runner/reasons.js';
 import {
   assertNothingLeft,
@@ -153,6 +154,16 @@ async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl): Prom
 }
 
 /** SIGTERM to every runner process once `tasks` have started: what a scheduler does to stop an element. */
+/**
+ * The settings of the stop scenarios: one slot, and a kill grace far longer than the scenario may take. A task
+ * that ends at its SIGTERM ends its SIGKILL timer too: a timer left to run out (a runner's child holding the
+ * runner's stderr, the launch's variables in its environment) would outlive the runner by the whole grace.
+ */
+const STOPPED: Partial<RunSettings> = { maxTasks: 1, killGrace: 30 };
+
+/** A task that takes a second to end at SIGTERM (the runner's SIGKILL timer is running by then), as 143. */
+const SLOW_TO_STOP = "trap 'sleep 1; exit 143' TERM; sleep 30 & wait";
+
 function stopWhenStarted(tasks: number[], cancel?: number[]): RunSpec['during'] {
   return async (run) => {
     await run.started(tasks);
@@ -185,9 +196,9 @@ for (const impl of RUNNERS) {
 
     test('SIGTERM (the scheduler stops the element): the task is stopped and recorded killed, scheduler stop', async (t) => {
       const t0 = Date.now();
-      const commands = impl.packs ? ['sleep 30', 'true'] : ['sleep 30'];
-      const o = await runWith(t, impl, { commands, settings: { maxTasks: 1 }, during: stopWhenStarted([1]) });
-      assert.ok(Date.now() - t0 < 10_000, 'sleep 30 was stopped');
+      const commands = impl.packs ? [SLOW_TO_STOP, 'true'] : [SLOW_TO_STOP];
+      const o = await runWith(t, impl, { commands, settings: STOPPED, during: stopWhenStarted([1]) });
+      assert.ok(Date.now() - t0 < 10_000, 'sleep 30 was stopped, and nothing waited out the kill grace');
       const end = { ...killed('SIGTERM'), reason: SCHEDULER_STOP };
       // A task that never started gets no record: reconciliation with the scheduler says what became of it.
       assertTasks(o, { 1: want.attempt(o.launch, 1, 1, end), 2: undefined });
@@ -197,10 +208,12 @@ for (const impl of RUNNERS) {
     });
 
     test('drover cancel on a cluster (a cancel request, then SIGTERM): recorded cancelled', async (t) => {
-      const commands = impl.packs ? ['sleep 30', 'sleep 30'] : ['sleep 30'];
+      const commands = impl.packs ? [SLOW_TO_STOP, 'sleep 30'] : [SLOW_TO_STOP];
       const cancel = impl.packs ? [1, 2] : [1];
       const during = stopWhenStarted([1], cancel);
-      const o = await runWith(t, impl, { commands, settings: { maxTasks: 1 }, during });
+      const t0 = Date.now();
+      const o = await runWith(t, impl, { commands, settings: STOPPED, during });
+      assert.ok(Date.now() - t0 < 10_000, 'sleep 30 was stopped, and nothing waited out the kill grace');
       const end = { state: 'cancelled', exit_code: null, signal: 'SIGTERM' };
       assertTasks(o, { 1: want.attempt(o.launch, 1, 1, end), 2: impl.packs ? want.skip(2) : undefined });
       assert.deepEqual([...o.ends.values()], ['cancelled']);

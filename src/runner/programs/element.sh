@@ -100,6 +100,10 @@ if ((k > 0)); then
   done
 fi
 exec {record_fd}>>"$record" # one open file: each record is one append
+# Waiting without a process that could outlive this runner (an external sleep would, killed or not its parent:
+# with this runner's stderr and the tasks' variables): a read that times out, on a pipe nobody writes to.
+exec {never}<> <(:)
+pause() { read -rt "$1" -u "$never" _; }
 # Whole lines only. When the disk refuses a record (full, read-only), the part of it that got written is cut off
 # again and the records wait in memory; no task starts until they are written (the loop calls rec_flush again).
 rec_size=0 rec_wait=() rec_blocked=
@@ -184,7 +188,7 @@ end_state() { # STOP STATUS
   fi
 }
 
-declare -A t_id=() t_attempt=() t_slot=() t_stop=() t_killer=()
+declare -A t_id=() t_attempt=() t_slot=() t_stop=() t_killer=() killer_of=()
 running=0
 all_ok=1
 # A pid is only a task's while bash has not handed it to a newer child: bash reaps children as they end and
@@ -192,6 +196,8 @@ all_ok=1
 # yet ended here means that task ended unseen, its status lost.
 forked() { # PID
   [[ -n ${t_id[$1]:-} ]] && reused=1 end_task "$1"
+  # Likewise a SIGKILL timer that ran out: its pid is no longer one to stop.
+  if [[ -n ${killer_of[$1]:-} ]]; then unset "t_killer[${killer_of[$1]}]" "killer_of[$1]"; fi
   return 0
 }
 stop_task() { # PID WHY: SIGTERM to its process group, SIGKILL after the grace period
@@ -203,13 +209,13 @@ stop_task() { # PID WHY: SIGTERM to its process group, SIGKILL after the grace p
   read -r st <"/proc/$1/stat" 2>/dev/null || return 0
   st=${st##*) } && read -ra st <<<"$st"
   (
-    sleep "${S[KILL_GRACE]}"
+    pause "${S[KILL_GRACE]}"
     read -r now <"/proc/$1/stat" 2>/dev/null || exit 0
     now=${now##*) } && read -ra now <<<"$now"
     [[ ${now[19]} == "${st[19]}" ]] && kill -KILL -- "-$1" 2>/dev/null
   ) &
   forked $!
-  t_killer[$1]=$!
+  t_killer[$1]=$! killer_of[$!]=$1
 }
 start_task() { # LINE
   local line=$1 attempt id mode slot pid gpus=null words=()
@@ -228,9 +234,9 @@ start_task() { # LINE
   # Job control on just for the start: the task gets its own process group and ignores no signals.
   set -m
   if [[ $mode == D ]]; then
-    exec "${words[@]}" </dev/null >"$log_dir/$id.$attempt.out" 2>"$log_dir/$id.$attempt.err" {record_fd}>&- &
+    exec "${words[@]}" </dev/null >"$log_dir/$id.$attempt.out" 2>"$log_dir/$id.$attempt.err" {record_fd}>&- {never}<&- &
   else
-    exec /bin/sh -c "${words[0]}" </dev/null >"$log_dir/$id.$attempt.out" 2>"$log_dir/$id.$attempt.err" {record_fd}>&- &
+    exec /bin/sh -c "${words[0]}" </dev/null >"$log_dir/$id.$attempt.out" 2>"$log_dir/$id.$attempt.err" {record_fd}>&- {never}<&- &
   fi
   pid=$!
   set +m
@@ -250,7 +256,11 @@ end_task() { # PID [STATUS] (none: bash lost it, which happens to a child that e
   end_state "$stop" "$status"
   [[ $state == succeeded ]] || all_ok=
   rec "{\"type\":\"end\",\"task\":${t_id[$pid]},\"attempt\":${t_attempt[$pid]},\"at\":${EPOCHREALTIME/,/.},\"state\":\"$state\",\"exit_code\":$exit_code,\"signal\":$signal$reason}"
-  [[ -n ${t_killer[$pid]:-} ]] && kill "${t_killer[$pid]}" 2>/dev/null
+  # Its SIGKILL timer ends with it, and is reaped: nothing of the launch outlives this runner.
+  if [[ -n ${t_killer[$pid]:-} ]]; then
+    kill "${t_killer[$pid]}" 2>/dev/null && wait "${t_killer[$pid]}" 2>/dev/null
+    unset "killer_of[${t_killer[$pid]}]"
+  fi
   free+=("${t_slot[$pid]}")
   unset "t_id[$pid]" "t_attempt[$pid]" "t_slot[$pid]" "t_stop[$pid]" "t_killer[$pid]"
   running=$((running - 1))
@@ -318,7 +328,7 @@ while :; do
     continue
   fi
   if ((n > 1)) && [[ -z $timer ]]; then
-    sleep 2 &
+    pause 2 &
     forked $!
     timer=$!
   fi
@@ -344,7 +354,7 @@ while :; do
     if [[ -n ${done_pid:-} ]] || ((status != 127)); then end_task "$pid" "$status"; else end_task "$pid"; fi
   done
 done
-[[ -n $timer ]] && kill "$timer" 2>/dev/null
+[[ -n $timer ]] && kill "$timer" 2>/dev/null && wait "$timer" 2>/dev/null
 end_reason='done'
 [[ -n $cancel_all || -n $term ]] && end_reason=cancelled
 rec "{\"type\":\"runner-end\",\"at\":${EPOCHREALTIME/,/.},\"reason\":\"$end_reason\"}"
