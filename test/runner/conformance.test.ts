@@ -153,7 +153,6 @@ async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl): Prom
   assertNothingLeft(o);
 }
 
-/** SIGTERM to every runner process once `tasks` have started: what a scheduler does to stop an element. */
 /**
  * The settings of the stop scenarios: one slot, and a kill grace far longer than the scenario may take. A task
  * that ends at its SIGTERM ends its SIGKILL timer too: a timer left to run out (a runner's child holding the
@@ -164,6 +163,7 @@ const STOPPED: Partial<RunSettings> = { maxTasks: 1, killGrace: 30 };
 /** A task that takes a second to end at SIGTERM (the runner's SIGKILL timer is running by then), as 143. */
 const SLOW_TO_STOP = "trap 'sleep 1; exit 143' TERM; sleep 30 & wait";
 
+/** SIGTERM to every runner process once `tasks` have started: what a scheduler does to stop an element. */
 function stopWhenStarted(tasks: number[], cancel?: number[]): RunSpec['during'] {
   return async (run) => {
     await run.started(tasks);
