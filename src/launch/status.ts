@@ -1,5 +1,5 @@
 import { refresh } from '../backends/refresh.js';
-import { jobDurations, spreadOf } from '../ledger/durations.js';
+import { jobSpread } from '../ledger/durations.js';
 import { jobLaunches } from '../ledger/launches.js';
 import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
 import { isFailedState, STATES, type State } from '../protocol/states.js';
@@ -51,7 +51,7 @@ export function jobStatus(ws: Workspace, name: string, report?: (line: string) =
       0,
     ),
     launches,
-    durations: spreadOf(jobDurations(ws.ledger, job.id)),
+    durations: jobSpread(ws.ledger, job.id),
     slowest: slowestAttempts(ws.ledger, job.id, 5),
     failed,
   };

@@ -133,6 +133,12 @@ export class Ledger {
     return this.db.transaction(fn).immediate();
   }
 
+  /** Run `fn` in one read transaction: a snapshot, which other processes' writes meanwhile do not change. */
+  read<T>(fn: () => T): T {
+    if (this.db.inTransaction) return fn();
+    return this.db.transaction(fn).deferred();
+  }
+
   /**
    * ledger.write with SQLite's foreign key and CHECK constraints off for its statements, for a bulk insert whose
    * every row references a row the same transaction holds and takes its state from drover's own SQL (a

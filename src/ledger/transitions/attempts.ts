@@ -104,13 +104,15 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
     return refused(launchId, r.task, a.state ?? undefined, to);
   ledger
     .stmt(
-      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, reason = ?, stdout_end = ?, stderr_end = ?
+      `UPDATE attempts SET state = ?, exit_code = ?, signal = ?, ended_at = ?, duration = ? - started_at, reason = ?,
+         stdout_end = ?, stderr_end = ?
        WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?`,
     )
     .run(
       r.state,
       r.exit_code,
       r.signal,
+      r.at,
       r.at,
       r.reason ?? null,
       r.out_end ?? null,
@@ -173,7 +175,8 @@ export function recordEndWithoutStart(
 
 /** The columns of a whole attempt's row, in the order attemptValues gives them. */
 export const ATTEMPT_COLUMNS = `job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
-  host, slot, gpus, pid, stdout_path, stderr_path, reason, stdout_off, stdout_end, stderr_off, stderr_end, log_seq`;
+  duration, host, slot, gpus, pid, stdout_path, stderr_path, reason, stdout_off, stdout_end, stderr_off, stderr_end,
+  log_seq`;
 
 /** How many values attemptValues gives: one per column. */
 export const ATTEMPT_VALUES = ATTEMPT_COLUMNS.split(',').length;
@@ -190,6 +193,7 @@ export function attemptValues(jobId: number, launchId: number, s: StartRecord, e
     e.signal,
     s.at,
     e.at,
+    e.at - s.at, // the duration: what SQLite computes from the two (schema 8's CHECK)
     s.host,
     s.slot,
     s.gpus,
