@@ -1,6 +1,6 @@
 import { STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
-import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
+import { NO_LATEST } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
 import { stateIndexTerms, taskWhere } from './task-table.js';
@@ -87,14 +87,19 @@ export function listTasks(
 
 /**
  * A job's tasks as the JSON lines of `list --json` (taskJson's fields, in its order; `jobname` first when
- * given), a chunk of tasks at a time, each chunk the UTF-8 bytes of lines joined by `,\n`. SQLite writes the JSON:
- * 100,000 tasks take ~0.25 s this way, against ~0.4 s for reading rows into JavaScript and stringifying them.
- * Chunks follow the ids (keyset), so ids with gaps cost nothing. Chunks are small on purpose: with 1,000
- * tasks a chunk (about 110 KB) the 100,000-task list takes ~0.16 s in SQLite, with 20,000 (2.3 MB strings) ~0.28 s
- * — big strings cost more to sort, allocate and hand to V8 than the extra statement steps. `params` is spliced
- * in as the text it is stored as (JSON.stringify's, never anything else: see syncJobTasks): json(params) would
- * parse and print it again, ~0.2 s more for 100,000 tasks. Chunks come as bytes (a BLOB of the text), not strings:
- * decoding 25 MB into V8 strings and encoding them again for stdout cost ~20 ms of ~0.2 s.
+ * given), a chunk of tasks at a time, each chunk the UTF-8 bytes of lines joined by `,\n`. SQLite writes the JSON,
+ * and nothing per task is looked up or formatted beyond the task's own row: the latest attempt's members are kept
+ * on it (`tasks.latest`, latest-attempt.ts), and `params` is spliced in as the text it is stored as
+ * (JSON.stringify's, never anything else: see syncJobTasks; json(params) would parse and print it again, ~0.2 s
+ * more for 100,000 tasks). Chunks come as bytes (a BLOB of the text), not strings: decoding 25 MB into V8 strings
+ * and encoding them again for stdout cost ~20 ms. Chunks are small on purpose (1,000 tasks, ~250 KB): big strings
+ * cost more to allocate and hand to V8 than the extra statement steps.
+ *
+ * A whole job (no filter) is read as ranges of ids along the primary key, each aggregated as it is scanned: the
+ * aggregate gets the rows in the order of the key, so no ORDER BY is needed inside it. With one, SQLite sorts a
+ * copy of every line first (~50 ms of ~0.15 s for 100,000 tasks). A filter may be answered through another index
+ * (the state index) or from a list of ids: its lines are put in id order by the aggregate's ORDER BY.
+ * test/ledger/task-json.test.ts checks both forms against the server’s task objects: ids with gaps, filters, chunks.
  */
 export function* taskJsonChunks(
   ledger: Ledger,
@@ -103,23 +108,36 @@ export function* taskJsonChunks(
   withJobname = false,
   size = 1000,
 ): Generator<Buffer> {
-  const fields = `'task', t.id, 'command', t.command, 'tag', t.tag, 'state', t.state, 'exit_code', t.exit_code,
-    'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT), 'started_at', a.started_at,
-    'ended_at', a.ended_at, 'duration_s', ${LATEST_DURATION}, 'host', a.host`;
+  const line = `rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}'task', t.id, 'command', t.command, 'tag', t.tag,
+      'state', t.state, 'exit_code', t.exit_code, 'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT)), '}')
+    || ',' || ifnull(t.latest, '${NO_LATEST}') || ',"params":' || t.params || '}'`; // the last member was a string or null: one '}' to trim
+  const name = withJobname ? [job.name] : [];
+  if (filter.ids === undefined && filter.states === undefined) {
+    // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
+    const last = ledger.stmt('SELECT id FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?');
+    const chunk = ledger.stmt(
+      `SELECT max(t.id), CAST(group_concat(${line}, ',' || char(10)) AS BLOB)
+       FROM tasks t WHERE t.job_id = ? AND t.id > ? AND t.id <= ?`,
+    );
+    let after = 0;
+    for (;;) {
+      const upTo =
+        (last.pluck().get(job.id, after, size - 1) as number | undefined) ?? Number.MAX_SAFE_INTEGER;
+      const [max, text] = chunk.raw(true).get(...name, job.id, after, upTo) as [number | null, Buffer | null];
+      if (max === null || text === null) return;
+      yield text;
+      after = max;
+    }
+  }
   const w = taskWhere(filter, 't');
-  const stmt = ledger
-    .stmt(
-      `SELECT max(id) AS last, CAST(group_concat(j, ',' || char(10) ORDER BY id) AS BLOB) AS text FROM (
-         SELECT t.id, rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}${fields}), '}') || ',"params":' || t.params || '}' AS j -- the last field is a string or null: one '}' to trim
-         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?)`,
-    )
-    .raw(true);
+  const stmt = ledger.stmt(
+    `SELECT max(id) AS last, CAST(group_concat(j, ',' || char(10) ORDER BY id) AS BLOB) AS text FROM (
+       SELECT t.id, ${line} AS j FROM tasks t WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?)`,
+  );
   let after = 0;
   for (;;) {
     // Raw again each time: another caller of this text between chunks gets it back in the default mode.
-    const [last, text] = stmt
-      .raw(true)
-      .get(...(withJobname ? [job.name] : []), job.id, ...w.args, after, size) as [
+    const [last, text] = stmt.raw(true).get(...name, job.id, ...w.args, after, size) as [
       number | null,
       Buffer | null,
     ];

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type JobRow, syncJobTasks } from '../../src/ledger/jobs.js';
+import { LATEST_ATTEMPT_JOIN, LATEST_MEMBERS } from '../../src/ledger/latest-attempt.js';
 import type { LaunchRow } from '../../src/ledger/launches.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { createLaunch } from '../../src/ledger/transitions.js';
@@ -85,4 +86,22 @@ export function attemptRows(ledger: Ledger, job: JobRow, task: number) {
     ended_at: number | null;
     reason: string | null;
   }[];
+}
+
+/**
+ * The tasks of a job whose kept latest attempt (`tasks.latest`) is not what the latest attempt join gives: the
+ * transitions keep the two the same (src/ledger/latest-attempt.ts), so a test expects none.
+ */
+export function latestDrift(
+  ledger: Ledger,
+  jobId: number,
+): { id: number; latest: string | null; want: string | null }[] {
+  return ledger.db
+    .prepare(
+      `SELECT id, latest, want FROM (
+         SELECT t.id, t.latest, CASE WHEN a.job_id IS NULL THEN NULL ELSE ${LATEST_MEMBERS} END AS want
+         FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE t.job_id = ?)
+       WHERE latest IS NOT want ORDER BY id`,
+    )
+    .all(jobId) as { id: number; latest: string | null; want: string | null }[];
 }

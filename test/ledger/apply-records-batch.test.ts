@@ -13,7 +13,7 @@ import {
   recordStart,
 } from '../../src/ledger/transitions.js';
 import type { AttemptRecord, EndRecord, StartRecord } from '../../src/protocol/records.js';
-import { launch, makeJob, tempLedger } from '../helpers/ledger.js';
+import { latestDrift, launch, makeJob, tempLedger } from '../helpers/ledger.js';
 
 /**
  * applyRecords records the common attempts of a batch many at once (transitions/attempts-batch.ts). It must make
@@ -92,14 +92,14 @@ function dump(ledger: Ledger, jobId: number): unknown {
   const all = (sql: string) => ledger.db.prepare(sql).all(jobId);
   return {
     tasks: all(
-      'SELECT id, state, exit_code, attempts, tries, last_launch_id FROM tasks WHERE job_id = ? ORDER BY id',
+      'SELECT id, state, exit_code, attempts, tries, last_launch_id, latest FROM tasks WHERE job_id = ? ORDER BY id',
     ),
     launchTasks: all(
       `SELECT launch_id, task_id, state FROM launch_tasks WHERE launch_id IN (SELECT id FROM launches WHERE job_id = ?)
        ORDER BY launch_id, task_id`,
     ),
     attempts: all(
-      `SELECT task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, host, slot, gpus, pid,
+      `SELECT task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at, duration, host, slot, gpus, pid,
          stdout_path, stderr_path, reason, typeof(started_at) AS t1, typeof(exit_code) AS t2
        FROM attempts WHERE job_id = ? ORDER BY task_id, attempt`,
     ),
@@ -329,6 +329,7 @@ test('many attempts at once make exactly what applying the records one by one ma
           );
         }
         assert.deepEqual(dump(fast, world[0]!.job.id), dump(ref, world[1]!.job.id));
+        assert.deepEqual(latestDrift(fast, world[0]!.job.id), []);
       },
     ),
     { numRuns: 150, includeErrorInReport: true },

@@ -31,7 +31,7 @@ import {
   unassign,
 } from '../../src/ledger/transitions.js';
 import { STATES, type State, TERMINAL_STATES, type TerminalState } from '../../src/protocol/states.js';
-import { end, start, tempLedger } from '../helpers/ledger.js';
+import { end, latestDrift, start, tempLedger } from '../helpers/ledger.js';
 
 const TASKS = 4;
 const task = fc.integer({ min: 1, max: TASKS });
@@ -207,6 +207,7 @@ function checkInvariants(ledger: Ledger, jobId: number): void {
     )
     .all() as { n: number; real: number }[];
   for (const c of byLaunch) assert.equal(c.n, c.real, 'launch counts are its tasks by state');
+  assert.deepEqual(latestDrift(ledger, jobId), [], "each task keeps its latest attempt's members");
 }
 
 /** Make a pool launch of `taskIds` (the rows launch-create.ts makes), with all its task rows. */

@@ -1,5 +1,6 @@
 import type { EndRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
+import { refreshLatestSql } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { legalFromSql } from '../moves.js';
 import { ATTEMPT_COLUMNS, ATTEMPT_VALUES, attemptValues, taskStateAfter } from './attempts.js';
@@ -52,10 +53,12 @@ export function recordAttempts(
       for (const [first, last] of ranges) {
         ledger.stmt(MOVE_RANGE).run({ ...move, first, last });
         ledger.stmt(FOLLOW_RANGE).run({ ...follow, first, last });
+        ledger.stmt(LATEST_RANGE).run({ job: jobId, first, last });
       }
     } else {
       ledger.stmt(MOVE_IN_LAUNCH).run({ ...move, tasks: params.tasks });
       ledger.stmt(FOLLOW_IN_TASKS).run({ ...follow, tasks: params.tasks });
+      ledger.stmt(LATEST_IN_TASKS).run({ job: jobId, tasks: params.tasks });
     }
     for (const [s] of todo) done.add(s.task);
   }
@@ -170,3 +173,7 @@ const FOLLOW = `UPDATE tasks SET attempts = max(attempts, @attempt), tries = tri
   WHERE job_id = @job`;
 const FOLLOW_IN_TASKS = `${FOLLOW} AND id IN (${TASKS})`;
 const FOLLOW_RANGE = `${FOLLOW} AND id BETWEEN @first AND @last`;
+
+/** The tasks' latest attempt, as recordAttempt makes it again (latest-attempt.ts). */
+const LATEST_IN_TASKS = refreshLatestSql(`job_id = @job AND id IN (${TASKS})`);
+const LATEST_RANGE = refreshLatestSql('job_id = @job AND id BETWEEN @first AND @last');

@@ -1,5 +1,6 @@
 import type { EndRecord, SkipRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
+import { refreshLatest } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { isLegalMove, legalFromSql, type RefusedMove } from '../moves.js';
 import {
@@ -62,6 +63,7 @@ export function recordStart(ledger: Ledger, jobId: number, launchId: number, r: 
     .stmt('UPDATE launches SET first_start = min(coalesce(first_start, ?), ?) WHERE id = ?')
     .run(r.at, r.at, launchId);
   followInTask(ledger, jobId, launchId, r.task, 'running', null);
+  refreshLatest(ledger, jobId, r.task);
   return APPLIED;
 }
 
@@ -130,6 +132,7 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
     )
     .run(r.at, r.at, r.at, jobId, r.task, r.attempt, launchId);
   if (moves) setTaskState(ledger, jobId, launchId, r.task, a.state!, to, r.exit_code);
+  refreshLatest(ledger, jobId, r.task);
   return APPLIED;
 }
 
@@ -170,6 +173,7 @@ export function recordEndWithoutStart(
     .stmt('UPDATE launches SET last_end = max(coalesce(last_end, ?), ?) WHERE id = ?')
     .run(r.at, r.at, launchId);
   if (moves) setTaskState(ledger, jobId, launchId, r.task, row.state, to, r.exit_code);
+  refreshLatest(ledger, jobId, r.task);
   return APPLIED;
 }
 
@@ -243,6 +247,7 @@ export function recordAttempt(
        WHERE job_id = ? AND id = ?`,
     )
     .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, jobId, s.task);
+  refreshLatest(ledger, jobId, s.task);
   return APPLIED;
 }
 

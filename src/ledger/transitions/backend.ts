@@ -1,4 +1,5 @@
 import type { State, TerminalState } from '../../protocol/states.js';
+import { refreshLatest } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { describeRefusal, isLegalMove } from '../moves.js';
 import { APPLIED, countAttempt, type Outcome, refused, setTaskState, UNCHANGED } from './move.js';
@@ -81,6 +82,7 @@ export function recordError(
     .run(jobId, taskId, next.n, launchId, reason);
   countAttempt(ledger, jobId, launchId, taskId, next.n);
   setTaskState(ledger, jobId, launchId, taskId, 'queued', 'error', null);
+  refreshLatest(ledger, jobId, taskId);
   return APPLIED;
 }
 

@@ -45,13 +45,14 @@ export function expandLaunch(ledger: Ledger, launchId: number, limit: number): n
       .stmt(
         `INSERT INTO tasks (job_id, id, command, tag, state, last_launch_id)
          SELECT ?, value, ?, 'rank' || (value - 1), 'queued', ? FROM json_each(?) WHERE true
-         ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id`,
+         ON CONFLICT (job_id, id) DO UPDATE SET state = 'queued', last_launch_id = excluded.last_launch_id, latest = NULL`,
       )
       .run(launch.job_id, command, launchId, json);
   } else {
     ledger
       .stmt(
-        "UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
+        // No attempt of this launch exists yet: none is their latest (latest-attempt.ts).
+        "UPDATE tasks SET state = 'queued', last_launch_id = ?, latest = NULL WHERE job_id = ? AND id IN (SELECT value FROM json_each(?))",
       )
       .run(launchId, launch.job_id, json);
   }

@@ -1,6 +1,7 @@
 import { condenseIds } from '../../tasklist/tasklist.js';
 import { idIn } from '../id-list.js';
 import type { JobRow } from '../jobs.js';
+import { refreshLatestSql } from '../latest-attempt.js';
 import { getLaunch, type LaunchRow, refuseActive } from '../launches.js';
 import type { Ledger } from '../ledger.js';
 
@@ -70,7 +71,10 @@ export function createLaunch(
         )
         .run(id, job.id, ...ids.params);
       ledger
-        .stmt(`UPDATE tasks SET state = 'queued', last_launch_id = ? WHERE job_id = ? AND ${ids.sql}`)
+        // No attempt of the new launch exists yet: none is their latest (latest-attempt.ts).
+        .stmt(
+          `UPDATE tasks SET state = 'queued', last_launch_id = ?, latest = NULL WHERE job_id = ? AND ${ids.sql}`,
+        )
         .run(id, job.id, ...ids.params);
     }
     return { launch: getLaunch(ledger, id)!, ids: present };
@@ -110,6 +114,10 @@ export function deleteLaunch(ledger: Ledger, launchId: number): void {
          WHERE job_id = ? AND last_launch_id = ?`,
       )
       .run(launchId, launchId, launch.job_id, launchId);
+    // Their latest attempt is their previous launch's again, if any.
+    ledger
+      .stmt(refreshLatestSql('job_id = ? AND id IN (SELECT task_id FROM launch_tasks WHERE launch_id = ?)'))
+      .run(launch.job_id, launchId);
     ledger.stmt('DELETE FROM launch_tasks WHERE launch_id = ?').run(launchId);
     ledger.stmt('DELETE FROM launches WHERE id = ?').run(launchId);
     // A refused launch did not happen: its history entry goes too (nothing half-written).
