@@ -188,7 +188,7 @@ function newestMtime(dir: string): number {
 export function staleBuildWarning(): string | undefined {
   const compiled = newestMtime(path.join(REPO_ROOT, 'dist', 'src'));
   if (compiled === 0) return 'drover is not built: run npm run build (npm run bench does)';
-  const bundle = path.join(REPO_ROOT, 'dist', 'drover.mjs');
+  const bundle = path.join(REPO_ROOT, 'dist', 'drover.cjs');
   const built = fs.existsSync(bundle) ? Math.min(compiled, fs.statSync(bundle).mtimeMs) : compiled;
   if (newestMtime(path.join(REPO_ROOT, 'src')) > built)
     return 'the build is older than src/: run npm run build first (npm run bench does), or this measures old code';

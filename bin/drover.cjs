@@ -2,11 +2,12 @@
 'use strict';
 // Entry point. `--version` is answered here without loading anything else: it is what scripts call most
 // often to check the tool, and it should cost no more than starting Node. Everything else is in one bundled
-// file (dist/drover.mjs, built by `npm run build`), so start-up loads one file rather than dozens.
+// file (dist/drover.cjs, built by `npm run build`), compiled with V8's code cache of it (load-bundle.cjs), so
+// start-up neither loads dozens of files nor parses the bundle.
 const argv = process.argv.slice(2);
 const { version } = require('../package.json');
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.stdout.write(`${version}\n`);
 } else {
-  import('../dist/drover.mjs').then((m) => m.main(argv, { version, bin: __filename }));
+  require('./load-bundle.cjs')().exports.main(argv, { version, bin: __filename });
 }

@@ -82,7 +82,7 @@ test('Node programs parse (node --check)', () => {
 });
 
 test('the bundle carries every program as text', () => {
-  const bundle = fs.readFileSync(path.join(repoRoot, 'dist', 'drover.mjs'), 'utf8');
+  const bundle = fs.readFileSync(path.join(repoRoot, 'dist', 'drover.cjs'), 'utf8');
   for (const name of names) {
     // Its longest line that a string literal holds as it is (no quotes, backslashes or `${`).
     const line = fs
@@ -90,7 +90,7 @@ test('the bundle carries every program as text', () => {
       .split('\n')
       .filter((l) => !/["'`\\$]/.test(l))
       .sort((a, b) => b.length - a.length)[0]!;
-    assert.ok(line.length > 40 && bundle.includes(line), `${name} is in dist/drover.mjs (${line})`);
+    assert.ok(line.length > 40 && bundle.includes(line), `${name} is in dist/drover.cjs (${line})`);
   }
 });
 

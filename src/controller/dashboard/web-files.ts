@@ -6,7 +6,7 @@ export type WebFile = (typeof WEB_FILES)[number];
 
 /**
  * A file of the built dashboard, read from dist/web/ (the modules tsc compiled to dist/src sit three folders
- * below it). The bundle, dist/drover.mjs, has no such folder beside it: scripts/bundle.mjs replaces this module
+ * below it). The bundle, dist/drover.cjs, has no such folder beside it: scripts/bundle.mjs replaces this module
  * with one that holds the files' text, so the installed CLI serves the dashboard with nothing else on disk.
  */
 export function readWebFile(name: WebFile): string {

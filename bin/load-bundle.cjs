@@ -1,0 +1,26 @@
+'use strict';
+// Loads drover's bundle (dist/drover.cjs) as Node loads a CommonJS module, but compiled with V8's code cache of
+// it (dist/drover.cjs.cache, made by scripts/bundle.mjs from the same wrapped text), so start-up does not parse
+// the bundle. A cache this Node cannot use (another V8) is refused by V8, and the bundle is compiled from its
+// text as it would be anyway; so is a build without one.
+const fs = require('node:fs');
+const path = require('node:path');
+const vm = require('node:vm');
+const Module = require('node:module');
+
+/** The bundle's exports, and whether V8 refused its code cache (undefined: there was none). */
+module.exports = function loadBundle(file = path.join(__dirname, '..', 'dist', 'drover.cjs')) {
+  let cachedData;
+  try {
+    cachedData = fs.readFileSync(`${file}.cache`);
+  } catch {
+    // No cache: compile from the text.
+  }
+  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const mod = new Module(file, module);
+  mod.filename = file;
+  mod.paths = Module._nodeModulePaths(path.dirname(file));
+  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
+  mod.loaded = true;
+  return { exports: mod.exports, cacheRejected: cachedData ? script.cachedDataRejected : undefined };
+};

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const require = createRequire(import.meta.url);
+
+/**
+ * Every command but `--version` loads the bundle through bin/load-bundle.cjs, with the code cache the build made
+ * of it: V8 takes a cache only for the exact text it was made from, so a build whose cache does not match what
+ * the loader compiles would parse the bundle at every start again (~30 ms), silently.
+ */
+test('the bundle loads with the code cache the build made of it, and the cache is used', () => {
+  const loadBundle = require(path.join(repoRoot, 'bin', 'load-bundle.cjs')) as (file?: string) => {
+    exports: { main?: unknown };
+    cacheRejected: boolean | undefined;
+  };
+  const loaded = loadBundle();
+  assert.equal(typeof loaded.exports.main, 'function');
+  assert.equal(loaded.cacheRejected, false, 'the code cache is there and V8 takes it');
+});
