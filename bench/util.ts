@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,12 +46,17 @@ function childrenCpuMs(): number {
   }
 }
 
-/** Options of `run`: `timeoutMs` (default 10 minutes) turns a hung command into a BenchError. */
+/**
+ * Options of `run`: `timeoutMs` (default 10 minutes) turns a hung command into a BenchError; `stdoutFile` sends the
+ * command's standard output to that file (as `CMD > FILE`) instead of a pipe this process reads, so a command
+ * that prints megabytes is timed without this process's reading and decoding of them (`stdout` is then '').
+ */
 export interface RunOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   input?: string;
   timeoutMs?: number;
+  stdoutFile?: string;
 }
 
 /** A command that runs longer than this is taken as hung: SIGKILLed and reported. */
@@ -60,26 +65,34 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 /** Run a command to completion and time it (wall clock, spawn to exit; and CPU time of its process tree). */
 export function run(cmd: string, args: readonly string[], opts: RunOptions = {}): Run {
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const cpu0 = childrenCpuMs();
-  const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, {
-    cwd: opts.cwd,
-    env: opts.env ?? process.env,
-    encoding: 'utf8',
-    maxBuffer: 512 * 1024 * 1024,
-    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    timeout,
-    killSignal: 'SIGKILL',
-    ...(opts.input === undefined ? {} : { input: opts.input }),
-  });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const cpuMs = childrenCpuMs() - cpu0;
+  const out = opts.stdoutFile === undefined ? 'pipe' : fs.openSync(opts.stdoutFile, 'w');
+  let r: SpawnSyncReturns<string>;
+  let ms: number;
+  let cpuMs: number;
+  try {
+    const cpu0 = childrenCpuMs();
+    const t0 = process.hrtime.bigint();
+    r = spawnSync(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', out, 'pipe'],
+      timeout,
+      killSignal: 'SIGKILL',
+      ...(opts.input === undefined ? {} : { input: opts.input }),
+    });
+    ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    cpuMs = childrenCpuMs() - cpu0;
+  } finally {
+    if (typeof out === 'number') fs.closeSync(out);
+  }
   if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
     const what = [cmd, ...args.slice(0, 3)].join(' ');
     throw new BenchError(`${what} ... did not end in ${timeout / 1000} s (hung?): killed`);
   }
   if (r.error) throw new BenchError(`could not run ${cmd}: ${r.error.message}`);
-  return { ms, cpuMs, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+  return { ms, cpuMs, status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr };
 }
 
 /** Like `run`, but a non-zero exit is a BenchError naming the command and the end of its stderr. */
@@ -105,12 +118,18 @@ export function droverEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Run `drover ARGS` in `cwd`; a non-zero exit is a BenchError. */
-export function drover(args: readonly string[], cwd: string, timeoutMs?: number): Run {
+/** Run `drover ARGS` in `cwd`; a non-zero exit is a BenchError. `opts.stdoutFile`: see RunOptions. */
+export function drover(
+  args: readonly string[],
+  cwd: string,
+  timeoutMs?: number,
+  opts: { stdoutFile?: string } = {},
+): Run {
   return runOk(`drover ${args.slice(0, 2).join(' ')}`, NODE, [DROVER_BIN, ...args], {
     cwd,
     env: droverEnv(),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...opts,
   });
 }
 
