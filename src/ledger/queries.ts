@@ -108,9 +108,11 @@ export function* taskJsonChunks(
   withJobname = false,
   size = 1000,
 ): Generator<Buffer> {
-  const line = `rtrim(json_object(${withJobname ? `'jobname', ?, ` : ''}'task', t.id, 'command', t.command, 'tag', t.tag,
-      'state', t.state, 'exit_code', t.exit_code, 'attempts', t.tries, 'launch', CAST(t.last_launch_id AS TEXT)), '}')
-    || ',' || ifnull(t.latest, '${NO_LATEST}') || ',"params":' || t.params || '}'`; // the last member was a string or null: one '}' to trim
+  // One printf, not json_object and concatenations: each || copies the line so far, and json_object formats
+  // values by their type at run time (~10% of the query). The strings are quoted as json_object quotes them.
+  const line = `printf('{${withJobname ? '"jobname":%s,' : ''}"task":%d,"command":%s,"tag":%s,"state":"%s","exit_code":%s,"attempts":%d,"launch":%s,%s,"params":%s}',
+    ${withJobname ? 'json_quote(?), ' : ''}t.id, json_quote(t.command), json_quote(t.tag), t.state, ifnull(t.exit_code, 'null'), t.tries,
+    ifnull('"' || t.last_launch_id || '"', 'null'), ifnull(t.latest, '${NO_LATEST}'), t.params)`;
   const name = withJobname ? [job.name] : [];
   if (filter.ids === undefined && filter.states === undefined) {
     // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
