@@ -38,10 +38,18 @@ export const NO_LATEST = '"started_at":null,"ended_at":null,"duration_s":null,"h
  * is there yet). test/ledger/latest.test.ts checks the two agree after any mix of transitions.
  */
 export function refreshLatestSql(where: string): string {
-  return `UPDATE tasks SET latest = (SELECT ${LATEST_MEMBERS} FROM attempts a
-      WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id AND a.attempt = tasks.attempts
-        AND a.launch_id = tasks.last_launch_id)
-    WHERE ${where}`;
+  return `UPDATE tasks SET latest = ${latestOfSql('tasks.attempts')} WHERE ${where}`;
+}
+
+/**
+ * SQL: the `latest` of the `tasks` row being updated once its `attempts` is `attempts` (an expression on the
+ * row's old values, as an UPDATE's SET sees them): for an update that raises the count and can set `latest` in
+ * the same write of the row, where a refresh after it would write the row a second time (~15% of ingesting).
+ */
+export function latestOfSql(attempts: string): string {
+  return `(SELECT ${LATEST_MEMBERS} FROM attempts a
+      WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id AND a.attempt = ${attempts}
+        AND a.launch_id = tasks.last_launch_id)`;
 }
 
 /** Make one task's `latest` again from its attempts (see refreshLatestSql). */

@@ -1,6 +1,6 @@
 import type { EndRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
-import { refreshLatestSql } from '../latest-attempt.js';
+import { latestOfSql } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { legalFromSql } from '../moves.js';
 import { ATTEMPT_COLUMNS, ATTEMPT_VALUES, attemptValues, taskStateAfter } from './attempts.js';
@@ -53,12 +53,10 @@ export function recordAttempts(
       for (const [first, last] of ranges) {
         ledger.stmt(MOVE_RANGE).run({ ...move, first, last });
         ledger.stmt(FOLLOW_RANGE).run({ ...follow, first, last });
-        ledger.stmt(LATEST_RANGE).run({ job: jobId, first, last });
       }
     } else {
       ledger.stmt(MOVE_IN_LAUNCH).run({ ...move, tasks: params.tasks });
       ledger.stmt(FOLLOW_IN_TASKS).run({ ...follow, tasks: params.tasks });
-      ledger.stmt(LATEST_IN_TASKS).run({ job: jobId, tasks: params.tasks });
     }
     for (const [s] of todo) done.add(s.task);
   }
@@ -166,14 +164,14 @@ const MOVE_IN_LAUNCH = `UPDATE launch_tasks SET state = @to WHERE launch_id = @l
 
 const MOVE_RANGE = `UPDATE launch_tasks SET state = @to WHERE launch_id = @launch AND task_id BETWEEN @first AND @last`;
 
-/** The task rows, as recordAttempt updates them (the state follows only when this launch is the task's newest). */
+/**
+ * The task rows, as recordAttempt updates them (the state follows only when this launch is the task's newest),
+ * with their latest attempt made again from the attempts just inserted (latest-attempt.ts).
+ */
 const FOLLOW = `UPDATE tasks SET attempts = max(attempts, @attempt), tries = tries + (last_launch_id IS @launch),
     state = CASE WHEN last_launch_id = @launch THEN @to ELSE state END,
-    exit_code = CASE WHEN last_launch_id = @launch THEN @exit_code ELSE exit_code END
+    exit_code = CASE WHEN last_launch_id = @launch THEN @exit_code ELSE exit_code END,
+    latest = ${latestOfSql('max(tasks.attempts, @attempt)')}
   WHERE job_id = @job`;
 const FOLLOW_IN_TASKS = `${FOLLOW} AND id IN (${TASKS})`;
 const FOLLOW_RANGE = `${FOLLOW} AND id BETWEEN @first AND @last`;
-
-/** The tasks' latest attempt, as recordAttempt makes it again (latest-attempt.ts). */
-const LATEST_IN_TASKS = refreshLatestSql(`job_id = @job AND id IN (${TASKS})`);
-const LATEST_RANGE = refreshLatestSql('job_id = @job AND id BETWEEN @first AND @last');

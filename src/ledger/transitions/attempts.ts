@@ -1,6 +1,6 @@
 import type { EndRecord, SkipRecord, StartRecord } from '../../protocol/records.js';
 import type { State } from '../../protocol/states.js';
-import { refreshLatest } from '../latest-attempt.js';
+import { latestOfSql, refreshLatest } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { isLegalMove, legalFromSql, type RefusedMove } from '../moves.js';
 import {
@@ -243,11 +243,11 @@ export function recordAttempt(
     .stmt(
       `UPDATE tasks SET attempts = max(attempts, ?), tries = tries + (last_launch_id IS ?),
          state = CASE WHEN last_launch_id = ? THEN ? ELSE state END,
-         exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END
+         exit_code = CASE WHEN last_launch_id = ? THEN ? ELSE exit_code END,
+         latest = ${latestOfSql('max(tasks.attempts, ?)')}
        WHERE job_id = ? AND id = ?`,
     )
-    .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, jobId, s.task);
-  refreshLatest(ledger, jobId, s.task);
+    .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, s.attempt, jobId, s.task);
   return APPLIED;
 }
 
