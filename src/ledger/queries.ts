@@ -115,20 +115,29 @@ export function* taskJsonChunks(
     ifnull('"' || t.last_launch_id || '"', 'null'), ifnull(t.latest, '${NO_LATEST}'), t.params)`;
   const name = withJobname ? [job.name] : [];
   if (filter.ids === undefined && filter.states === undefined) {
+    // Windows of `size` ids, not of `size` tasks: finding where the next `size` tasks end would walk the table's
+    // rows (its key is the table) a second time, ~25% of the query. A window past a gap in the ids is empty:
+    // then the next window starts at the next id there is, so ids far apart cost a seek each, not a window each.
     // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
-    const last = ledger.stmt('SELECT id FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?');
     const chunk = ledger.stmt(
       `SELECT max(t.id), CAST(group_concat(${line}, ',' || char(10)) AS BLOB)
        FROM tasks t WHERE t.job_id = ? AND t.id > ? AND t.id <= ?`,
     );
+    const next = ledger.stmt('SELECT min(id) FROM tasks WHERE job_id = ? AND id > ?');
     let after = 0;
     for (;;) {
-      const upTo =
-        (last.pluck().get(job.id, after, size - 1) as number | undefined) ?? Number.MAX_SAFE_INTEGER;
-      const [max, text] = chunk.raw(true).get(...name, job.id, after, upTo) as [number | null, Buffer | null];
-      if (max === null || text === null) return;
-      yield text;
-      after = max;
+      const [max, text] = chunk.raw(true).get(...name, job.id, after, after + size) as [
+        number | null,
+        Buffer | null,
+      ];
+      if (max !== null && text !== null) {
+        yield text;
+        after += size;
+        continue;
+      }
+      const id = next.pluck().get(job.id, after) as number | null;
+      if (id === null) return;
+      after = id - 1;
     }
   }
   const w = taskWhere(filter, 't');
