@@ -120,17 +120,14 @@ export function* taskJsonChunks(
     // then the next window starts at the next id there is, so ids far apart cost a seek each, not a window each.
     // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
     const chunk = ledger.stmt(
-      `SELECT max(t.id), CAST(group_concat(${line}, ',' || char(10)) AS BLOB)
+      `SELECT CAST(group_concat(${line}, ',' || char(10)) AS BLOB)
        FROM tasks t WHERE t.job_id = ? AND t.id > ? AND t.id <= ?`,
     );
     const next = ledger.stmt('SELECT min(id) FROM tasks WHERE job_id = ? AND id > ?');
     let after = 0;
     for (;;) {
-      const [max, text] = chunk.raw(true).get(...name, job.id, after, after + size) as [
-        number | null,
-        Buffer | null,
-      ];
-      if (max !== null && text !== null) {
+      const text = chunk.pluck().get(...name, job.id, after, after + size) as Buffer | null;
+      if (text !== null) {
         yield text;
         after += size;
         continue;
