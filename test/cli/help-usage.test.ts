@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/main.js';
 import { lines, repoRoot, runDrover } from '../helpers/drover.js';
 import { snapshot, tempWorkspace } from '../helpers/workspace.js';
 
@@ -108,4 +110,22 @@ test('help and version words inside a sweep or a --command are the user’s: the
       .sort(),
     ['--help', '--version', '-V', '-h'].sort(),
   );
+});
+
+test('a command built alone (as drover builds the one it runs) has the help, options and subcommands it has among all', () => {
+  const all = buildProgram('0.0.0');
+  const describe = (c: Command): unknown => ({
+    help: c.helpInformation(),
+    options: c.options.map((o) => o.flags),
+    commands: c.commands.map(describe),
+  });
+  assert.equal(all.commands.length, 16);
+  for (const cmd of all.commands) {
+    const alone = buildProgram('0.0.0', cmd.name());
+    assert.deepEqual(
+      alone.commands.map((c) => c.name()),
+      [cmd.name()],
+    );
+    assert.deepEqual(describe(alone.commands[0]!), describe(cmd), cmd.name());
+  }
 });
