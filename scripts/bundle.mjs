@@ -157,7 +157,8 @@ await build({
 const bundleFile = path.resolve('dist/drover.cjs');
 const helper = 'var __toESM = (mod, isNodeMode, target) => (';
 let bundled = fs.readFileSync(bundleFile, 'utf8');
-if (!bundled.includes(helper)) throw new Error(`scripts/bundle.mjs: esbuild's __toESM is not "${helper}..." any more`);
+if (!bundled.includes(helper))
+  throw new Error(`scripts/bundle.mjs: esbuild's __toESM is not "${helper}..." any more`);
 bundled = bundled.replace(
   helper,
   `var __esmOnce = [new WeakMap(), new WeakMap()];
