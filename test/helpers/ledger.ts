@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { type JobRow, syncJobTasks } from '../../src/ledger/jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_MEMBERS } from '../../src/ledger/latest-attempt.js';
 import type { LaunchRow } from '../../src/ledger/launches.js';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { MIGRATIONS } from '../../src/ledger/migrations.js';
 import { createLaunch } from '../../src/ledger/transitions.js';
-import { droverPaths } from '../../src/paths.js';
+import { type DroverPaths, droverPaths } from '../../src/paths.js';
 import type { EndRecord, StartRecord } from '../../src/protocol/records.js';
 import type { State } from '../../src/protocol/states.js';
 
@@ -23,11 +25,41 @@ export function tempLedger(t: { after(fn: () => void): void }): Ledger {
 
 /** Create job `name` with `n` tasks (`echo N`). */
 export function makeJob(ledger: Ledger, name: string, n: number): JobRow {
-  const entries = new Map(
-    Array.from({ length: n }, (_, i) => [i + 1, { command: `echo ${i + 1}`, tag: '' }]),
+  return syncJob(
+    ledger,
+    name,
+    new Map(Array.from({ length: n }, (_, i) => [i + 1, { command: `echo ${i + 1}`, tag: '' }])),
   );
+}
+
+/** Make job `name` hold exactly these tasks, as a jobfile read again would (a new command: a new revision). */
+export function syncJob(
+  ledger: Ledger,
+  name: string,
+  entries: ReadonlyMap<number, { command: string; tag: string }>,
+): JobRow {
   return syncJobTasks(ledger, name, path.join(ledger.paths.root, 'jobs', name, 'jobs.json'), entries, null)
     .job;
+}
+
+/**
+ * A `.drover/` folder in a fresh temp folder (removed after the test) whose ledger has the schema as drover made
+ * it at `version` (the first `version` migrations), open for the test to fill and close: opening it with
+ * Ledger.open then migrates it to the newest.
+ */
+export function ledgerAtSchema(
+  t: { after(fn: () => void): void },
+  version: number,
+): { paths: DroverPaths; old: Database.Database } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `drover-schema${version}-`));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const paths = droverPaths(path.join(dir, '.drover'));
+  fs.mkdirSync(paths.root, { recursive: true });
+  const old = new Database(paths.ledger);
+  old.pragma('journal_mode = WAL');
+  for (let v = 0; v < version; v++) old.exec(MIGRATIONS[v]!);
+  old.pragma(`user_version = ${version}`);
+  return { paths, old };
 }
 
 /** Launch some tasks of a job (they become queued). */

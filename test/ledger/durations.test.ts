@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { jobSpread, spreadOf } from '../../src/ledger/durations.js';
-import { syncJobTasks } from '../../src/ledger/jobs.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { MIGRATIONS } from '../../src/ledger/migrations.js';
 import { recordAttempt, recordEndWithoutStart, recordStart } from '../../src/ledger/transitions.js';
-import { droverPaths } from '../../src/paths.js';
-import { end, launch, makeJob, start, tempLedger } from '../helpers/ledger.js';
+import { end, launch, ledgerAtSchema, makeJob, start, syncJob, tempLedger } from '../helpers/ledger.js';
 
 test('spreadOf: nothing finished is all nulls; one value is every field', () => {
   assert.deepEqual(spreadOf([]), { min: null, median: null, p95: null, max: null });
@@ -102,13 +96,7 @@ test('jobSpread reads from the index what the durations read into memory give, w
               { command: changed.has(i + 1) ? `echo new ${i + 1}` : `echo ${i + 1}`, tag: '' },
             ]),
           );
-          job = syncJobTasks(
-            ledger,
-            name,
-            path.join(ledger.paths.root, 'jobs', name, 'jobs.json'),
-            entries,
-            null,
-          ).job;
+          job = syncJob(ledger, name, entries);
           // (A task still running cannot be launched again.)
           const again = [...changed].filter((id) => id % 2 === 0 && durations[id - 1] !== null);
           if (again.length > 0) {
@@ -146,14 +134,7 @@ test('an attempt whose duration is not its end minus its start is refused (schem
 });
 
 test('a ledger of schema 7 keeps every attempt, with its duration now stored', (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-schema7-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const paths = droverPaths(path.join(dir, '.drover'));
-  fs.mkdirSync(paths.root, { recursive: true });
-  const old = new Database(paths.ledger);
-  old.pragma('journal_mode = WAL');
-  for (let v = 0; v < 7; v++) old.exec(MIGRATIONS[v]!);
-  old.pragma('user_version = 7');
+  const { paths, old } = ledgerAtSchema(t, 7);
   old.exec(`INSERT INTO jobs (id, name, created_at, jobfile, task_count, max_task) VALUES (1, 'j', 0, '', 3, 3);
     INSERT INTO launches (id, job_id, backend, tasklist, task_count, created_at, dir, options) VALUES (1, 1, 'local', '1-3', 3, 0, '', '{}');
     INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, started_at, ended_at, host, stdout_off, log_seq)

@@ -3,14 +3,9 @@
 // refused, skipped, lost, in error, restated; launches made and undone; commands replaced, tasks removed and
 // added again — the kept members must be exactly what the latest attempt join gives (src/ledger/latest-attempt.ts).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { applyRecords } from '../../src/ledger/apply-records.js';
-import { syncJobTasks } from '../../src/ledger/jobs.js';
 import type { LaunchRow } from '../../src/ledger/launches.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { MIGRATIONS } from '../../src/ledger/migrations.js';
@@ -25,9 +20,17 @@ import {
   recordStart,
   restateEnd,
 } from '../../src/ledger/transitions.js';
-import { droverPaths } from '../../src/paths.js';
 import type { AttemptRecord } from '../../src/protocol/records.js';
-import { end, latestDrift, launch, makeJob, start, tempLedger } from '../helpers/ledger.js';
+import {
+  end,
+  latestDrift,
+  launch,
+  ledgerAtSchema,
+  makeJob,
+  start,
+  syncJob,
+  tempLedger,
+} from '../helpers/ledger.js';
 
 const TASKS = 20;
 const task = fc.integer({ min: 1, max: TASKS });
@@ -182,13 +185,7 @@ test('the latest attempt kept on each task is what the join gives, after any mix
                 tag: '',
               });
             }
-            job = syncJobTasks(
-              ledger,
-              name,
-              path.join(ledger.paths.root, 'jobs', name, 'jobs.json'),
-              entries,
-              null,
-            ).job;
+            job = syncJob(ledger, name, entries);
             break;
           }
         }
@@ -200,14 +197,7 @@ test('the latest attempt kept on each task is what the join gives, after any mix
 });
 
 test('a ledger of schema 8 gets each task its latest attempt as the join gives it', (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-schema8-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const paths = droverPaths(path.join(dir, '.drover'));
-  fs.mkdirSync(paths.root, { recursive: true });
-  const old = new Database(paths.ledger);
-  old.pragma('journal_mode = WAL');
-  for (let v = 0; v < 8; v++) old.exec(MIGRATIONS[v]!);
-  old.pragma('user_version = 8');
+  const { paths, old } = ledgerAtSchema(t, 8);
   // Task 1: two launches, the newest's attempt 3 is its latest; 2: its latest attempt belongs to an older launch
   // (none shows); 3: never launched; 4: an attempt with an unknown start and a host with a quote in its name.
   old.exec(`INSERT INTO jobs (id, name, created_at, jobfile, task_count, max_task) VALUES (1, 'j', 0, '', 4, 4);

@@ -3,11 +3,7 @@
 // the tasks a plain reading of the table finds; and a ledger made before migration 7 must answer the same once
 // migrated.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { taskPage } from '../../src/ledger/dashboard.js';
 import { Ledger } from '../../src/ledger/ledger.js';
@@ -15,9 +11,8 @@ import { MIGRATIONS } from '../../src/ledger/migrations.js';
 import { migrate } from '../../src/ledger/open.js';
 import { taskIdsWhere } from '../../src/ledger/queries.js';
 import { taskWhere } from '../../src/ledger/task-table.js';
-import { droverPaths } from '../../src/paths.js';
 import { isFailedState, isUnfinishedState, STATES, type State } from '../../src/protocol/states.js';
-import { makeJob, tempLedger } from '../helpers/ledger.js';
+import { ledgerAtSchema, makeJob, tempLedger } from '../helpers/ledger.js';
 
 /** Put the job's tasks in these states (straight into the table: any mix, as history may leave it). */
 function setStates(ledger: Ledger, jobId: number, states: readonly State[]): void {
@@ -78,15 +73,8 @@ test('tasks picked by state are the same through the partial index as in the tab
 });
 
 test('a ledger of schema 6 gets the partial index and answers the same', (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-schema6-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const paths = droverPaths(path.join(dir, '.drover'));
-  fs.mkdirSync(paths.root, { recursive: true });
   // The schema as drover made it before migration 7, with a job in it.
-  const old = new Database(paths.ledger);
-  old.pragma('journal_mode = WAL');
-  for (let v = 0; v < 6; v++) old.exec(MIGRATIONS[v]!);
-  old.pragma('user_version = 6');
+  const { paths, old } = ledgerAtSchema(t, 6);
   old.exec(
     `INSERT INTO jobs (id, name, created_at, jobfile, task_count, max_task) VALUES (1, 'j', 0, '', 5, 5)`,
   );

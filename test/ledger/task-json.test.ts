@@ -4,15 +4,14 @@
 // tasks in every state, run once or more, with or without an end or a host — and any filter and chunk size, the
 // two must be the same objects in the same order.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { syncJobTasks, taskJson } from '../../src/ledger/jobs.js';
+import { taskJson } from '../../src/ledger/jobs.js';
 import { taskJsonChunks } from '../../src/ledger/queries.js';
 import { listTaskDetails } from '../../src/ledger/task-details.js';
 import { recordAttempt, recordEndWithoutStart, recordStart } from '../../src/ledger/transitions.js';
 import { STATES, type State } from '../../src/protocol/states.js';
-import { end, launch, start, tempLedger } from '../helpers/ledger.js';
+import { end, launch, start, syncJob, tempLedger } from '../helpers/ledger.js';
 
 const END_STATES = ['succeeded', 'failed', 'killed', 'timeout', 'lost'] as const;
 
@@ -35,13 +34,7 @@ test('list --json lines are the server’s task objects, in id order, for any jo
             { command: `echo "${id}" é\t${'x'.repeat(id % 7)}`, tag: id % 3 ? `t${id}` : '' },
           ]),
         );
-        const job = syncJobTasks(
-          ledger,
-          name,
-          path.join(ledger.paths.root, 'jobs', name, 'jobs.json'),
-          entries,
-          null,
-        ).job;
+        const job = syncJob(ledger, name, entries);
         const sorted = [...ids].sort((a, b) => a - b);
         const launched = sorted.filter((_, i) => fates[i]! > 0);
         if (launched.length > 0) {
