@@ -116,7 +116,7 @@ export function* taskJsonChunks(
   const name = withJobname ? [job.name] : [];
   if (filter.ids === undefined && filter.states === undefined) {
     // Windows of `size` ids, not of `size` tasks: finding where the next `size` tasks end would walk the table's
-    // rows (its key is the table) a second time, ~25% of the query. A window past a gap in the ids is empty:
+    // rows (its key is the table) a second time (~3 ms of ~100 for 100,000 tasks). A window past a gap is empty:
     // then the next window starts at the next id there is, so ids far apart cost a seek each, not a window each.
     // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
     const chunk = ledger.stmt(
