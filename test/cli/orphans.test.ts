@@ -42,19 +42,25 @@ function exited(child: ChildProcess): Promise<NodeJS.Signals | null> {
   });
 }
 
-/** The runner's spawn server: its child process (in a session of its own). */
-function spawnServerOf(runner: number): number | undefined {
+/** The processes whose parent (field 1 after the name in /proc/PID/stat) or process group (field 2) is `id`. */
+function processesBy(field: 1 | 2, id: number): number[] {
   return fs
     .readdirSync('/proc')
     .map(Number)
-    .find((p) => {
+    .filter((p) => {
       try {
         const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === runner;
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[field]) === id;
       } catch {
         return false;
       }
     });
+}
+const childrenOf = (parent: number) => processesBy(1, parent);
+
+/** The runner's spawn server: its child process (in a session of its own, the leader of its process group). */
+function spawnServerOf(runner: number): number | undefined {
+  return childrenOf(runner)[0];
 }
 
 const started = (cwd: string) => readRecords(cwd).filter((r) => r.type === 'start').length;
@@ -135,10 +141,11 @@ test('tasks whose runner and spawn server both died are stopped by their recorde
   await waitFor('both are sleep with no environment', () =>
     pids.every((p) => fs.readFileSync(`/proc/${p}/environ`).length === 0),
   );
-  // The spawn server is the runner's child in its own session; kill both, as an OOM killer might.
+  // The spawn server is the runner's child in its own session (with a process of its group per slot); kill the
+  // server's group and the runner's, as a node's clean-up might.
   const server = spawnServerOf(launch.pid);
   assert.ok(server, 'the spawn server is the runner’s child');
-  process.kill(server, 'SIGKILL');
+  process.kill(-server, 'SIGKILL');
   process.kill(-launch.pid, 'SIGKILL');
   await exited(launch.child);
   assert.ok(pids.every(isAlive), 'the tasks outlived both');
@@ -163,34 +170,41 @@ test('a rerun first stops what an earlier attempt of the task left running outsi
   assert.ok(!isAlive(left), 'the earlier attempt’s process was stopped before the rerun');
 });
 
-test('a spawn server that dies alone: the runner stops its tasks by pid and records them lost, the rest cancelled; nothing outlives the record', async (t) => {
-  const cwd = tempWorkspace(t);
-  await prelaunch(cwd, 'sleep', '60', '61', '1', '1');
-  const launch = startDrover(['launch', '--jobname', 'J', '--max-tasks', '2', '-q'], { cwd, setsid: true });
-  t.after(() => {
-    if (launch.child.exitCode === null) process.kill(-launch.pid, 'SIGKILL');
+for (const [what, victim] of [
+  ['a spawn server that dies alone', (server: number) => server],
+  // The server's process for one slot (its child): the other slot's task is stopped all the same.
+  ['one slot’s process of the spawn server killed alone', (server: number) => childrenOf(server)[0]!],
+] as const)
+  test(`${what}: the runner stops its tasks by pid and records them lost, the rest cancelled; nothing outlives the record`, async (t) => {
+    const cwd = tempWorkspace(t);
+    await prelaunch(cwd, 'sleep', '60', '61', '1', '1');
+    const launch = startDrover(['launch', '--jobname', 'J', '--max-tasks', '2', '-q'], { cwd, setsid: true });
+    t.after(() => {
+      if (launch.child.exitCode === null) process.kill(-launch.pid, 'SIGKILL');
+    });
+    await waitFor('two tasks started', () => started(cwd) === 2);
+    const pids = readRecords(cwd)
+      .filter((r) => r.type === 'start')
+      .map((r) => r.pid as number);
+    const server = spawnServerOf(launch.pid);
+    assert.ok(server, 'the spawn server is the runner’s child');
+    assert.equal(childrenOf(server).length, 2, 'a process per slot');
+    process.kill(victim(server), 'SIGKILL');
+    const r = await launch.result;
+    assert.equal(r.code, 1, r.stderr);
+    assert.ok(!pids.some(isAlive), 'the runner stopped its running tasks before it recorded them');
+    await waitFor('the rest of the server gone', () => processesBy(2, server).length === 0);
+    const s = await status('J', { cwd });
+    assert.deepEqual(s.counts, counts({ lost: 2, cancelled: 2 }));
+    const tasks = await list('J', { cwd });
+    assert.deepEqual(
+      tasks.map((x) => [x.task, x.state, x.attempts]),
+      [
+        [1, 'lost', 1],
+        [2, 'lost', 1],
+        [3, 'cancelled', 0],
+        [4, 'cancelled', 0],
+      ],
+      'no task that never ran has an attempt',
+    );
   });
-  await waitFor('two tasks started', () => started(cwd) === 2);
-  const pids = readRecords(cwd)
-    .filter((r) => r.type === 'start')
-    .map((r) => r.pid as number);
-  const server = spawnServerOf(launch.pid);
-  assert.ok(server, 'the spawn server is the runner’s child');
-  process.kill(server, 'SIGKILL');
-  const r = await launch.result;
-  assert.equal(r.code, 1, r.stderr);
-  assert.ok(!pids.some(isAlive), 'the runner stopped its running tasks before it recorded them');
-  const s = await status('J', { cwd });
-  assert.deepEqual(s.counts, counts({ lost: 2, cancelled: 2 }));
-  const tasks = await list('J', { cwd });
-  assert.deepEqual(
-    tasks.map((x) => [x.task, x.state, x.attempts]),
-    [
-      [1, 'lost', 1],
-      [2, 'lost', 1],
-      [3, 'cancelled', 0],
-      [4, 'cancelled', 0],
-    ],
-    'no task that never ran has an attempt',
-  );
-});

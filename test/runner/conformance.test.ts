@@ -287,17 +287,28 @@ for (const impl of RUNNERS) {
 
     if (impl.packs) {
       test('N slots at once, each with its own GPUs from those visible, tasks started in order', async (t) => {
-        const cmd = 'echo "$DROVER_TASK_ID $DROVER_SLOT $CUDA_VISIBLE_DEVICES"; sleep 0.4';
+        // Task N takes N tenths of a second, so a slot frees every tenth: a starter that took a later task before
+        // an earlier one would start it a tenth sooner.
+        const cmd = 'echo "$DROVER_TASK_ID $DROVER_SLOT $CUDA_VISIBLE_DEVICES"; sleep 0.$DROVER_TASK_ID';
         const o = await runWith(t, impl, {
           commands: Array(6).fill(cmd),
           settings: { maxTasks: 3, gpusPerTask: 1 },
           env: { CUDA_VISIBLE_DEVICES: '4,5,6,7' },
         });
-        const starts = o.raw.filter((r) => r.type === 'start');
+        // In order by the time each started (stamped when its slot took it): slots in processes of their own
+        // report near-simultaneous starts in whichever order their writes land.
+        const starts = o.raw
+          .filter((r) => r.type === 'start')
+          .sort((a, b) => (a.task as number) - (b.task as number));
         assert.deepEqual(
           starts.map((r) => r.task),
           [1, 2, 3, 4, 5, 6],
         );
+        for (let i = 1; i < starts.length; i++)
+          assert.ok(
+            (starts[i]!.at as number) >= (starts[i - 1]!.at as number),
+            `task ${i + 1} started before task ${i}`,
+          );
         for (const r of starts) {
           assert.equal(r.gpus, String(4 + (r.slot as number)));
           assert.equal(logOf(o, r.task as number, 'out'), `${r.task} ${r.slot} ${r.gpus}\n`);

@@ -4,8 +4,10 @@ The spawn server (spawn-server.py) and the packed element runner (element.py) us
 loaded. Loading it installs a SIGCHLD handler and a wake-up pipe (signal.set_wakeup_fd), so it must be loaded in
 the main thread, once.
 
-- wait_for_children(watch, timeout): select on the fds in `watch` and on the pipe SIGCHLD writes to (written by
-  the C handler, so no ended child is missed between a reap and the select).
+- renew_wakeup(): in a forked child, a wake-up pipe of its own (the parent's would wake both).
+- wait_for_children(watch, timeout, writable=()): select on the fds in `watch` (and for writing on those in
+  `writable`) and on the pipe SIGCHLD writes to (written by the C handler, so no ended child is missed between a
+  reap and the select).
 - reaped(): the (pid, status) of each ended child not yet waited for, without blocking. Each child is a task
   leading its own process group: what it left in its group is killed before the child is reaped, while its pid
   (the group's id) cannot have been given to another process.
@@ -21,10 +23,16 @@ import os
 import select
 import signal
 
-_wake_r, _wake_w = os.pipe()
-os.set_blocking(_wake_r, False)
-os.set_blocking(_wake_w, False)
-signal.set_wakeup_fd(_wake_w)
+
+def _wakeup():
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w)
+    return r, w
+
+
+_wake_r, _wake_w = _wakeup()
 signal.signal(signal.SIGCHLD, lambda n, f: None)
 TASK_SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGCHLD, signal.SIGXFSZ,
                 signal.SIGUSR1]
@@ -34,9 +42,16 @@ SEGMENT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
 _found = {}
 
 
-def wait_for_children(watch, timeout):
+def renew_wakeup():
+    global _wake_r, _wake_w
+    os.close(_wake_r)
+    os.close(_wake_w)
+    _wake_r, _wake_w = _wakeup()
+
+
+def wait_for_children(watch, timeout, writable=()):
     try:
-        select.select([_wake_r] + watch, [], [], timeout)
+        select.select([_wake_r] + watch, writable, [], timeout)
     except InterruptedError:
         pass
     try:

@@ -9,6 +9,19 @@
 # itself on a VM), and the log files are opened by the server (so a log that cannot be written is told from a
 # program that cannot be executed). A task whose folder is not the server's is started with fork.
 #
+# A process per slot. posix_spawn waits for the child's execve (the vfork): with one process for every slot, a
+# task that ends while another slot's task is being spawned waits for that spawn, ~10% of a launch of short tasks
+# on two cores. So the process the runner starts, the leader, forks a worker per slot (at the slot's `L`), and
+# the queue is a pipe they share: the leader writes each queued task into it as it comes (a 4-byte length, then
+# the message), and a worker whose slot is free takes the next one under a lock (lockf on the pipe): tasks start
+# in the order they were queued, and none waits behind a long task while a slot is free. Each worker reports
+# straight to the runner, whole lines in writes of at most PIPE_BUF bytes (never mixed with another worker's).
+# The leader passes `E`, `G`, `W`, `K` and `A` to every worker, each on its own pipe and in the order it read them:
+# a withdrawn task is reported `X` by whichever worker takes it from the queue, and a withdrawal the runner wrote
+# before it stopped a task is read by that task's worker before its slot takes the next task. On `A` the leader
+# empties the queue (`X` for each). When its input ends, the leader closes the workers' pipes and exits once they
+# have; a worker whose pipe ends (its leader done or gone) starts nothing more and stops its task as below.
+#
 # Output in segments (`T` messages, src/protocol/log-slices.ts): each (prefix, slot) has its two segment files,
 # opened once with O_APPEND, and its index. The sizes of both segments are taken just before a task is spawned
 # (its start offsets, reported with its start) and just after it is reaped (its ends): the ends are written into
@@ -19,8 +32,10 @@
 # the element runner): the runner passes both from its own bundle, so nothing is read from disk.
 import collections
 import errno
+import fcntl
 import math
 import os
+import select
 import signal
 import sys
 import time
@@ -30,28 +45,83 @@ common = types.ModuleType('drover_common')
 exec(compile(sys.argv[1], 'drover_common.py', 'exec'), common.__dict__)
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_IGN)
-os.set_blocking(0, False)
 start_dir = os.getcwd().encode()
 base = {}
-slot_env = {}
-free = []
-queue = collections.deque()
-queued = set()  # ids in the queue not withdrawn: a withdrawal is O(1), a pool worker may withdraw thousands
-task_of = {}
-slot_of = {}
-pid_of = {}
+grace = 5.0
 out = []
-buf = b''
 eof = False
 aborted = False
-stop_at = 0
-grace = 5.0
-last_flush = 0.0
 FLUSH_EVERY = 0.02
-segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
-MAX_SEGMENTS = 64  # open at once; a pool worker may run many launches over its life
-span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+PIPE_BUF = select.PIPE_BUF
 INDEX_ENTRY = 32
+MAX_SEGMENTS = 64  # open at once; a pool worker may run many launches over its life
+# The queue: the leader writes its end, every worker reads it; lockf needs a writable descriptor, so the lock is
+# taken on the writing end (workers never write to it).
+queue_r, queue_w = os.pipe()
+os.set_blocking(queue_r, False)
+os.set_blocking(queue_w, False)
+
+
+def pairs(kvs):
+    d = {}
+    for kv in kvs:
+        i = kv.index(b'=')
+        d[kv[:i]] = kv[i + 1:]
+    return d
+
+
+def messages(buf, handle):
+    # Messages are taken by position and the rest kept once: a pool worker may send thousands in one write.
+    pos = 0
+    while True:
+        nl = buf.find(b'\n', pos)
+        if nl < 0:
+            break
+        end = nl + 1 + int(buf[pos:nl])
+        if len(buf) < end:
+            break
+        handle(buf[nl + 1:end])
+        pos = end
+    return buf[pos:]
+
+
+def read_all(fd, buf):
+    # What the fd holds now (it is non-blocking); the second value is True at its end.
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return buf, False
+        if not chunk:
+            return buf, True
+        buf += chunk
+
+
+def report(data):
+    # Whole lines in writes of at most PIPE_BUF bytes: such a write to a pipe is never mixed with another
+    # process's, and the leader and every worker write to the runner's one pipe. False when the runner is gone.
+    try:
+        while data:
+            cut = len(data) if len(data) <= PIPE_BUF else data.rfind(b'\n', 0, PIPE_BUF) + 1 or len(data)
+            data = data[os.write(1, data[:cut]):]
+    except OSError:
+        return False
+    return True
+
+
+# ---- a worker: one slot, its task, its segments
+
+slot = None
+slot_env = {}
+ctl = -1
+task_of = {}
+pid_of = {}
+span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+withdrawn = set()
+last_taken = 0
+segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
+last_flush = 0.0
+
 
 def segment(prefix, slot):
     key = (prefix, slot)
@@ -77,6 +147,7 @@ def segment(prefix, slot):
             os.close(fd)
     return s
 
+
 def span_end(span):
     # Sizes after the reap, into the index before the slot's next task can write: then reported. An index that
     # cannot be written (a full disk) still leaves the ends in the report, so the record has them.
@@ -93,20 +164,14 @@ def span_end(span):
         pass
     return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
 
-def pairs(kvs):
-    d = {}
-    for kv in kvs:
-        i = kv.index(b'=')
-        d[kv[:i]] = kv[i + 1:]
-    return d
 
-def fail(id, slot, efd, argv0, e, span=None):
+def fail(id, efd, argv0, e, span=None):
     # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
     code = common.cannot_execute(efd, argv0, e)
-    free.append(slot)
     start = '\t%.3f\t%d\t%d\t%d' % ((time.time(),) + span[2:]) if span else ''
     end = '\t%.3f%s' % (time.time(), span_end(span)) if span else ''
     out.append('S\t%s\t0\t%s%s\nE\t%s\t%d%s\n' % (id, slot, start, id, code << 8, end))
+
 
 def spawn_in(cwd, path, argv, env, ofd, efd):
     # A folder other than the server's: posix_spawn cannot change folder, so fork for this one.
@@ -134,7 +199,8 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
             os._exit(126)
     return pid
 
-def start(slot, kind, f):
+
+def start(kind, f, started):
     # `S id cwd out err nargs...` (its own log files) or `T id cwd prefix nargs...` (its slot's segments).
     id = f[0].decode()
     cwd = f[1]
@@ -144,17 +210,14 @@ def start(slot, kind, f):
     argv = rest[1:1 + nargs]
     nenv = int(rest[1 + nargs])
     env = dict(base)
-    env.update(slot_env[slot])
+    env.update(slot_env)
     env.update(pairs(rest[2 + nargs:2 + nargs + nenv]))
-    # Stamped before the spawn and rounded down (its end after the reap, rounded up): the record never says a task
-    # ran for less time than it did.
-    started = math.floor(time.time() * 1000) / 1000
     span = None
     if kind == b'T':
         try:
             s = segment(logs[0], slot)
         except OSError:
-            return fail(id, slot, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES)
         ofd, efd = s[0], s[1]
         span = (logs[0], slot, s[3], os.fstat(ofd).st_size, os.fstat(efd).st_size)
         s[3] += 1
@@ -162,29 +225,28 @@ def start(slot, kind, f):
         try:
             ofd = os.open(logs[0], common.LOG_FLAGS, 0o666)
         except OSError:
-            return fail(id, slot, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES)
         try:
             efd = os.open(logs[1], common.LOG_FLAGS, 0o666)
         except OSError:
             os.close(ofd)
-            return fail(id, slot, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES)
     try:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
-            return fail(id, slot, efd, argv[0], errno.ENOENT, span)
+            return fail(id, efd, argv[0], errno.ENOENT, span)
         if cwd != start_dir:
             pid = spawn_in(cwd, path, argv, env, ofd, efd)
         else:
             try:
                 pid = common.spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
-                return fail(id, slot, efd, argv[0], err.errno, span)
+                return fail(id, efd, argv[0], err.errno, span)
     finally:
         if span is None:
             os.close(ofd)
             os.close(efd)
     task_of[pid] = id
-    slot_of[pid] = slot
     pid_of[id] = pid
     where = ''
     if span is not None:
@@ -192,12 +254,51 @@ def start(slot, kind, f):
         where = '\t%d\t%d\t%d' % span[2:]
     out.append('S\t%s\t%d\t%s\t%.3f%s\n' % (id, pid, slot, started, where))
 
-def launch():
-    while free and queue:
-        f = queue.popleft()
-        if f[1] in queued:
-            queued.discard(f[1])
-            start(free.pop(0), f[0], f[1:])
+
+def queue_read(n, first):
+    # n bytes of the queue, under its lock; None when it is empty at the start of a message (first). The leader
+    # writes whole messages in one write unless one is longer than PIPE_BUF: then the rest comes soon.
+    data = b''
+    while len(data) < n:
+        try:
+            chunk = os.read(queue_r, n - len(data))
+        except BlockingIOError:
+            if first and not data:
+                return None
+            if not select.select([queue_r], [], [], 1.0)[0] and os.getppid() != leader:
+                raise SystemExit(1)  # the leader died half-way through writing a message
+            continue
+        data += chunk
+    return data
+
+
+def take():
+    # The next task of the queue, (kind, fields, time taken), or None when there is none. The time is stamped
+    # under the lock, before the spawn, and rounded down (its end after the reap, rounded up): tasks taken in
+    # order have starts in order, and the record never says a task ran for less time than it did.
+    global last_taken, withdrawn
+    while True:
+        fcntl.lockf(queue_w, fcntl.LOCK_EX)
+        try:
+            head = queue_read(4, True)
+            if head is None:
+                return None
+            msg = queue_read(int.from_bytes(head, 'little'), False)
+            started = math.floor(time.time() * 1000) / 1000
+        finally:
+            fcntl.lockf(queue_w, fcntl.LOCK_UN)
+        f = msg.split(b'\0')[:-1]
+        # Ids rise in the queue's order: a withdrawal of an id below the one taken can only be of a task taken
+        # already (by this worker or another), so the set is pruned to what may still come.
+        last_taken = int(f[1])
+        if f[1] in withdrawn:
+            withdrawn.discard(f[1])
+            out.append('X\t%s\n' % f[1].decode())
+            continue
+        if len(withdrawn) > 1024:
+            withdrawn = {w for w in withdrawn if int(w) > last_taken}
+        return f[0], f[1:], started
+
 
 def handle(msg):
     global aborted, base, grace
@@ -205,17 +306,8 @@ def handle(msg):
     kind = f[0]
     if kind == b'E':
         base = pairs(f[1:])
-    elif kind == b'L':
-        slot = f[1].decode()
-        slot_env[slot] = pairs(f[2:])
-        free.append(slot)
-    elif kind == b'S' or kind == b'T':
-        queue.append(f)
-        queued.add(f[1])
     elif kind == b'W':
-        if f[1] in queued:
-            queued.discard(f[1])
-            out.append('X\t%s\n' % f[1].decode())
+        withdrawn.add(f[1])
     elif kind == b'K':
         # Only a task not reaped yet: its pid, and so its group's id, is still its own.
         pid = pid_of.get(f[1].decode())
@@ -233,34 +325,7 @@ def handle(msg):
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-        for id in queued:
-            out.append('X\t%s\n' % id.decode())
-        queued.clear()
-        queue.clear()
 
-def read_input():
-    global buf, eof
-    while True:
-        try:
-            chunk = os.read(0, 1 << 16)
-        except BlockingIOError:
-            break
-        if not chunk:
-            eof = True
-            break
-        buf += chunk
-    # Messages are taken by position and the rest kept once: a pool worker may send thousands in one write.
-    pos = 0
-    while True:
-        nl = buf.find(b'\n', pos)
-        if nl < 0:
-            break
-        end = nl + 1 + int(buf[pos:nl])
-        if len(buf) < end:
-            break
-        handle(buf[nl + 1:end])
-        pos = end
-    buf = buf[pos:]
 
 def reap():
     for pid, status in common.reaped():
@@ -268,52 +333,192 @@ def reap():
         if id is None:
             continue
         del pid_of[id]
-        free.append(slot_of.pop(pid))
         ended = math.ceil(time.time() * 1000) / 1000
         span = span_of.pop(pid, None)
         out.append('E\t%s\t%d\t%.3f%s\n' % (id, status, ended, span_end(span) if span else ''))
 
-def flush(now):
+
+def flush(now, idle):
     global eof, last_flush
     if not out:
         return
-    # Reports of up to FLUSH_EVERY go out in one write, so the runner wakes about 50 times a second, not once
-    # per task; at once when a slot is idle for want of a task, or the runner is about to hear the last ends.
-    if now - last_flush < FLUSH_EVERY and not (free and not queue) and not eof:
+    # Reports of up to FLUSH_EVERY go out in one write, so the runner wakes about 50 times a second per slot, not
+    # once per task; at once when the slot is idle for want of a task, or the runner is about to hear the last ends.
+    if now - last_flush < FLUSH_EVERY and not idle and not eof:
         return
     last_flush = now
     data = ''.join(out).encode()
     del out[:]
-    try:
-        while data:
-            data = data[os.write(1, data):]
-    except OSError:
+    if not report(data):
         eof = True  # the runner is gone: start nothing more, stop what runs
 
-# Each turn reaps before it reads what the runner sent, and reads before it starts anything: a withdrawal the
-# runner wrote before it stopped a task is always read before that task's slot goes to the next queued task.
-while True:
-    timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
-    common.wait_for_children([] if eof else [0], timeout)
-    reap()
-    if not eof:
-        read_input()
-    if not eof and not aborted:
-        launch()
-    flush(time.monotonic())
-    if eof:
-        if not task_of:
-            break
-        if not stop_at:
-            for pid in task_of:
+
+def worker():
+    # Each turn reaps before it reads what the leader passed on, and reads before it takes a task: a withdrawal
+    # the runner wrote before it stopped this slot's task is always read before the slot takes the next one.
+    global eof
+    buf = b''
+    stop_at = 0
+    while True:
+        free = not task_of and not eof and not aborted
+        timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
+        common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []), timeout)
+        reap()
+        if not eof:
+            buf, eof = read_all(ctl, buf)
+            buf = messages(buf, handle)
+        idle = False
+        while not task_of and not eof and not aborted:
+            t = take()
+            if t is None:
+                idle = True
+                break
+            start(*t)
+        flush(time.monotonic(), idle)
+        if eof:
+            if not task_of:
+                return
+            if not stop_at:
+                for pid in task_of:
+                    try:
+                        os.killpg(pid, signal.SIGTERM)
+                    except OSError:
+                        pass
+                stop_at = time.monotonic()
+            elif time.monotonic() - stop_at >= grace:
+                for pid in task_of:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+
+
+# ---- the leader: reads the runner's messages, starts the workers, fills the queue
+
+leader = os.getpid()
+workers = {}  # pid -> its pipe's writing end
+queued = collections.deque()  # what the queue pipe had no room for yet: chunks of whole messages
+passed = []  # messages for every worker, this turn
+
+
+def fork_worker(index, env):
+    global slot, slot_env, ctl
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.dup2(common.DEVNULL, 0)
+            os.close(w)
+            for fd in workers.values():
+                os.close(fd)
+            common.renew_wakeup()
+            slot, slot_env, ctl = index, env, r
+            os.set_blocking(ctl, False)
+            worker()
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(r)
+    workers[pid] = w
+
+
+def enqueue(frame):
+    if queued and len(queued[-1]) + len(frame) <= PIPE_BUF:
+        queued[-1] += frame
+    else:
+        queued.append(frame)
+
+
+def withdraw_all():
+    # On `A`: every task in the queue, and every one not written into it yet, is withdrawn.
+    fcntl.lockf(queue_w, fcntl.LOCK_EX)
+    try:
+        data, _ = read_all(queue_r, b'')
+    finally:
+        fcntl.lockf(queue_w, fcntl.LOCK_UN)
+    data += b''.join(queued)
+    queued.clear()
+    pos = 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], 'little')
+        f = data[pos + 4:pos + 4 + n].split(b'\0')
+        out.append('X\t%s\n' % f[1].decode())
+        pos += 4 + n
+
+
+def lead(msg):
+    global aborted, base, grace
+    kind = msg[:1]
+    if kind == b'S' or kind == b'T':
+        if aborted:
+            out.append('X\t%s\n' % msg.split(b'\0', 2)[1].decode())
+        else:
+            enqueue(len(msg).to_bytes(4, 'little') + msg)
+        return
+    f = msg.split(b'\0')[:-1]
+    if kind == b'L':
+        fork_worker(f[1].decode(), pairs(f[2:]))
+        return
+    if kind == b'E':
+        base = pairs(f[1:])
+    elif kind == b'G':
+        grace = float(f[1])
+    elif kind == b'A':
+        aborted = True
+        withdraw_all()
+    passed.append(b'%d\n' % len(msg) + msg)
+
+
+def fill():
+    # Whole chunks while the pipe has room (a write of at most PIPE_BUF to a non-blocking pipe is all or nothing).
+    while queued:
+        try:
+            n = os.write(queue_w, queued[0])
+        except BlockingIOError:
+            return
+        if n < len(queued[0]):
+            queued[0] = queued[0][n:]
+            return
+        queued.popleft()
+
+
+def leader_main():
+    buf = b''
+    ended = False
+    while True:
+        common.wait_for_children([0], 1.0, [queue_w] if queued else [])
+        while True:
+            pid, _ = os.waitpid(-1, os.WNOHANG) if workers else (0, 0)
+            if pid == 0:
+                break
+            # A worker ended while the runner still talks to it: it was killed. Its task runs on without it, so
+            # the server is gone: the runner stops every task by its pid and records them lost.
+            raise SystemExit(1)
+        buf, ended = read_all(0, buf)
+        buf = messages(buf, lead)
+        if passed:
+            data = b''.join(passed)
+            del passed[:]
+            for fd in workers.values():
+                rest = data  # blocking: each worker's messages whole and in the order read
                 try:
-                    os.killpg(pid, signal.SIGTERM)
+                    while rest:
+                        rest = rest[os.write(fd, rest):]
                 except OSError:
                     pass
-            stop_at = time.monotonic()
-        elif time.monotonic() - stop_at >= grace:
-            for pid in task_of:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        fill()
+        if out:
+            report(''.join(out).encode())
+            del out[:]
+        if ended:
+            # Each worker stops its task and exits when its pipe ends; the leader exits after them.
+            for fd in workers.values():
+                os.close(fd)
+            for pid in workers:
+                os.waitpid(pid, 0)
+            return
+
+
+os.set_blocking(0, False)
+leader_main()
