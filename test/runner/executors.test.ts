@@ -219,6 +219,31 @@ for (const kind of KINDS) {
       assert.deepEqual([...usedSlots].sort(), [0, 1]);
     });
 
+    test('tasks each larger than a pipe holds (64 KiB) reach their processes whole and in their own slots', async (t) => {
+      const dir = tempWorkspace(t);
+      const ex = makeExecutor(kind, 2, dir);
+      t.after(() => ex.close());
+      // Three arguments of 100,000 bytes (one may be at most 128 KiB) and a variable as large, each task its own letter.
+      const script = 'echo "$((${#1} + ${#2} + ${#3})) ${#BIG} $(printf %.1s "$1$BIG")"';
+      const runs = [0, 1, 2, 3, 4].map((i) => {
+        const big = String.fromCharCode(97 + i).repeat(100_000);
+        const out = path.join(dir, `${i}.out`);
+        const err = path.join(dir, `${i}.err`);
+        const e = ex.submit({
+          argv: ['sh', '-c', script, 'sh', big, big, big],
+          taskEnv: { BIG: big },
+          cwd: dir,
+          logs: { out, err },
+        });
+        return settle(e, out, err);
+      });
+      const results = await Promise.all(runs);
+      assert.deepEqual(
+        results.map((r) => [r.exit?.exitCode, r.out]),
+        [0, 1, 2, 3, 4].map((i) => [0, `300000 100000 ${String.fromCharCode(97 + i)}\n`]),
+      );
+    });
+
     test('a task withdrawn before it starts never runs; one that started is not withdrawn', async (t) => {
       const dir = tempWorkspace(t);
       const ex = makeExecutor(kind, 1, dir);
