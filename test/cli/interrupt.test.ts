@@ -59,9 +59,14 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 test('a second Ctrl-C kills tasks that ignore SIGTERM at once, and still records them cancelled', async (t) => {
   const cwd = tempWorkspace(t);
-  await job(cwd, 3, "trap '' TERM\nsleep 60");
+  // Each task says when it ignores SIGTERM: a process of the task is there from its exec, but a SIGTERM before
+  // the shell has read its `trap` would end it.
+  await job(cwd, 3, "trap '' TERM\ntouch ignoring.$DROVER_TASK_ID\nsleep 60");
   const launch = startDrover(['launch', '--jobname', 'J', '--max-tasks', '2', '--kill-grace', '60'], { cwd });
-  await waitFor('two tasks running', () => started(cwd) === 2 && launchProcesses(cwd).length >= 2);
+  await waitFor(
+    'two tasks running, ignoring SIGTERM',
+    () => started(cwd) === 2 && [1, 2].every((i) => fs.existsSync(path.join(cwd, `ignoring.${i}`))),
+  );
   process.kill(launch.pid, 'SIGINT');
   await waitFor('the first Ctrl-C read', () => readRecords(cwd).some((r) => r.type === 'skip'));
   assert.equal(launchProcesses(cwd).length >= 2, true, 'SIGTERM did not stop them');

@@ -260,6 +260,14 @@ for (const kind of KINDS) {
       await first.started;
       ex.withdraw(second);
       ex.withdraw(first);
+      // Answered at once, not when a slot frees to take it: the runner waits for it to record the task cancelled.
+      assert.equal(
+        await Promise.race([
+          second.started.then(() => 'withdrawn'),
+          first.exited.then(() => 'the first ended'),
+        ]),
+        'withdrawn',
+      );
       assert.equal(await second.started, null);
       assert.equal(await second.exited, null);
       assert.equal((await first.exited)?.exitCode, 0);

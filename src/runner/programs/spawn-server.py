@@ -16,11 +16,16 @@
 # the message), and a worker whose slot is free takes the next one under a lock (lockf on the pipe): tasks start
 # in the order they were queued, and none waits behind a long task while a slot is free. Each worker reports
 # straight to the runner, whole lines in writes of at most PIPE_BUF bytes (never mixed with another worker's).
-# The leader passes `E`, `G`, `W`, `K` and `A` to every worker, each on its own pipe and in the order it read them:
-# a withdrawn task is reported `X` by whichever worker takes it from the queue, and a withdrawal the runner wrote
-# before it stopped a task is read by that task's worker before its slot takes the next task. On `A` the leader
-# empties the queue (`X` for each). When its input ends, the leader closes the workers' pipes and exits once they
-# have; a worker whose pipe ends (its leader done or gone) starts nothing more and stops its task as below.
+# A withdrawal (`W`, and `A` for every queued task) is the leader's: it takes the queue's lock, reads the queue
+# back, answers `X` for each task withdrawn and writes the others back in order, at once, as the one-process
+# server did (a task a worker has taken already is not withdrawn: its start is reported). It does so before it
+# passes on anything read after the withdrawal, so a withdrawal the runner wrote before it stopped a task is out
+# of the queue before the stopped task's slot can take the next one. The leader passes `E`, `G`, `K` and `A` to
+# every worker, each on its own pipe and in the order it read them. When its input ends, the leader tells each
+# worker so (`Q`: start nothing more, stop the task as below, exit) and exits once they have. A worker whose pipe ends without a `Q` has lost
+# its leader (killed, or ended because another worker was): the server is gone as a whole, so the worker reports
+# what it has and exits at once, leaving its task to the runner, which stops every task of a dead server by its
+# pid and records it lost (a worker that stopped it would have it recorded `killed`, which no one asked for).
 #
 # Output in segments (`T` messages, src/protocol/log-slices.ts): each (prefix, slot) has its two segment files,
 # opened once with O_APPEND, and its index. The sizes of both segments are taken just before a task is spawned
@@ -117,8 +122,7 @@ ctl = -1
 task_of = {}
 pid_of = {}
 span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
-withdrawn = set()
-last_taken = 0
+quit = False  # the leader's `Q`: its input ended
 segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
 last_flush = 0.0
 
@@ -276,38 +280,25 @@ def take():
     # The next task of the queue, (kind, fields, time taken), or None when there is none. The time is stamped
     # under the lock, before the spawn, and rounded down (its end after the reap, rounded up): tasks taken in
     # order have starts in order, and the record never says a task ran for less time than it did.
-    global last_taken, withdrawn
-    while True:
-        fcntl.lockf(queue_w, fcntl.LOCK_EX)
-        try:
-            head = queue_read(4, True)
-            if head is None:
-                return None
-            msg = queue_read(int.from_bytes(head, 'little'), False)
-            started = math.floor(time.time() * 1000) / 1000
-        finally:
-            fcntl.lockf(queue_w, fcntl.LOCK_UN)
-        f = msg.split(b'\0')[:-1]
-        # Ids rise in the queue's order: a withdrawal of an id below the one taken can only be of a task taken
-        # already (by this worker or another), so the set is pruned to what may still come.
-        last_taken = int(f[1])
-        if f[1] in withdrawn:
-            withdrawn.discard(f[1])
-            out.append('X\t%s\n' % f[1].decode())
-            continue
-        if len(withdrawn) > 1024:
-            withdrawn = {w for w in withdrawn if int(w) > last_taken}
-        return f[0], f[1:], started
+    fcntl.lockf(queue_w, fcntl.LOCK_EX)
+    try:
+        head = queue_read(4, True)
+        if head is None:
+            return None
+        msg = queue_read(int.from_bytes(head, 'little'), False)
+        started = math.floor(time.time() * 1000) / 1000
+    finally:
+        fcntl.lockf(queue_w, fcntl.LOCK_UN)
+    f = msg.split(b'\0')[:-1]
+    return f[0], f[1:], started
 
 
 def handle(msg):
-    global aborted, base, grace
+    global aborted, base, grace, quit
     f = msg.split(b'\0')[:-1]
     kind = f[0]
     if kind == b'E':
         base = pairs(f[1:])
-    elif kind == b'W':
-        withdrawn.add(f[1])
     elif kind == b'K':
         # Only a task not reaped yet: its pid, and so its group's id, is still its own.
         pid = pid_of.get(f[1].decode())
@@ -325,6 +316,8 @@ def handle(msg):
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+    elif kind == b'Q':
+        quit = True
 
 
 def reap():
@@ -359,14 +352,19 @@ def worker():
     global eof
     buf = b''
     stop_at = 0
+    gone = False
     while True:
         free = not task_of and not eof and not aborted
         timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
         common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []), timeout)
         reap()
         if not eof:
-            buf, eof = read_all(ctl, buf)
+            buf, gone = read_all(ctl, buf)
             buf = messages(buf, handle)
+            eof = quit
+            if gone and not quit:
+                report(''.join(out).encode())
+                os._exit(1)
         idle = False
         while not task_of and not eof and not aborted:
             t = take()
@@ -399,6 +397,7 @@ leader = os.getpid()
 workers = {}  # pid -> its pipe's writing end
 queued = collections.deque()  # what the queue pipe had no room for yet: chunks of whole messages
 passed = []  # messages for every worker, this turn
+withdrawals = set()  # ids the runner withdrew this turn
 
 
 def fork_worker(index, env):
@@ -430,21 +429,34 @@ def enqueue(frame):
         queued.append(frame)
 
 
-def withdraw_all():
-    # On `A`: every task in the queue, and every one not written into it yet, is withdrawn.
-    fcntl.lockf(queue_w, fcntl.LOCK_EX)
+def take_back(ids):
+    # The tasks of the queue (the pipe, and what it had no room for yet) whose ids are in `ids` (all of them when
+    # None) are answered `X`; the others go back in their order. Under the queue's lock, so no worker takes one
+    # meanwhile; a worker that holds it may be waiting for the rest of a long message, which only the leader can
+    # write, so the leader writes while it waits.
+    while True:
+        try:
+            fcntl.lockf(queue_w, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            fill()
+            select.select([], [queue_w] if queued else [], [], 0.005)
     try:
         data, _ = read_all(queue_r, b'')
+        data += b''.join(queued)
+        queued.clear()
+        pos = 0
+        while pos < len(data):
+            end = pos + 4 + int.from_bytes(data[pos:pos + 4], 'little')
+            id = data[pos + 4:end].split(b'\0', 2)[1]
+            if ids is None or id in ids:
+                out.append('X\t%s\n' % id.decode())
+            else:
+                enqueue(data[pos:end])
+            pos = end
+        fill()
     finally:
         fcntl.lockf(queue_w, fcntl.LOCK_UN)
-    data += b''.join(queued)
-    queued.clear()
-    pos = 0
-    while pos < len(data):
-        n = int.from_bytes(data[pos:pos + 4], 'little')
-        f = data[pos + 4:pos + 4 + n].split(b'\0')
-        out.append('X\t%s\n' % f[1].decode())
-        pos += 4 + n
 
 
 def lead(msg):
@@ -457,6 +469,12 @@ def lead(msg):
             enqueue(len(msg).to_bytes(4, 'little') + msg)
         return
     f = msg.split(b'\0')[:-1]
+    if kind == b'W':
+        withdrawals.add(f[1])
+        return
+    if withdrawals:
+        take_back(withdrawals)  # before anything read after them reaches a worker
+        withdrawals.clear()
     if kind == b'L':
         fork_worker(f[1].decode(), pairs(f[2:]))
         return
@@ -466,7 +484,7 @@ def lead(msg):
         grace = float(f[1])
     elif kind == b'A':
         aborted = True
-        withdraw_all()
+        take_back(None)
     passed.append(b'%d\n' % len(msg) + msg)
 
 
@@ -497,6 +515,9 @@ def leader_main():
             raise SystemExit(1)
         buf, ended = read_all(0, buf)
         buf = messages(buf, lead)
+        if withdrawals:
+            take_back(withdrawals)
+            withdrawals.clear()
         if passed:
             data = b''.join(passed)
             del passed[:]
@@ -512,8 +533,12 @@ def leader_main():
             report(''.join(out).encode())
             del out[:]
         if ended:
-            # Each worker stops its task and exits when its pipe ends; the leader exits after them.
+            # Each worker stops its task and exits (`Q`); the leader exits after them.
             for fd in workers.values():
+                try:
+                    os.write(fd, b'2\nQ\0')
+                except OSError:
+                    pass
                 os.close(fd)
             for pid in workers:
                 os.waitpid(pid, 0)
