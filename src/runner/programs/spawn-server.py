@@ -293,6 +293,15 @@ def take():
     return f[0], f[1:], started
 
 
+def signal_tasks(sig):
+    # Only tasks not reaped yet: their pids, and so their groups' ids, are still their own.
+    for pid in task_of:
+        try:
+            os.killpg(pid, sig)
+        except OSError:
+            pass
+
+
 def handle(msg):
     global aborted, base, grace, quit
     f = msg.split(b'\0')[:-1]
@@ -311,11 +320,7 @@ def handle(msg):
         grace = float(f[1])
     elif kind == b'A':
         aborted = True
-        for pid in task_of:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        signal_tasks(signal.SIGKILL)
     elif kind == b'Q':
         quit = True
 
@@ -377,18 +382,10 @@ def worker():
             if not task_of:
                 return
             if not stop_at:
-                for pid in task_of:
-                    try:
-                        os.killpg(pid, signal.SIGTERM)
-                    except OSError:
-                        pass
+                signal_tasks(signal.SIGTERM)
                 stop_at = time.monotonic()
             elif time.monotonic() - stop_at >= grace:
-                for pid in task_of:
-                    try:
-                        os.killpg(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+                signal_tasks(signal.SIGKILL)
 
 
 # ---- the leader: reads the runner's messages, starts the workers, fills the queue
