@@ -1,3 +1,5 @@
+import { benchScaleOut } from '../pool.js';
+import { SCALE_WORKERS, scaleTasks } from '../pool-scale.js';
 import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
 import { benchDashboard } from './dashboard.js';
@@ -21,6 +23,7 @@ export const LOCAL_BENCHMARKS = [
   'list-json',
   'dashboard',
   'spawn-limit',
+  'pool-scale',
 ] as const;
 export type LocalBenchmark = (typeof LOCAL_BENCHMARKS)[number];
 
@@ -54,6 +57,12 @@ export function runLocal(opts: LocalOptions, report: (r: Result) => void): Resul
     'spawn-limit': {
       title: 'launch 10,000 × /bin/true vs a C spawn loop',
       fn: () => benchSpawnLimit(opts.repeat),
+    },
+    // Issue 14's table has the controller's scale-out beside the local rows: one `npm run bench` prints them all
+    // (the same step as `pool` mode's `scale`, in a server of its own).
+    'pool-scale': {
+      title: `the controller's scale-out through ${SCALE_WORKERS} simulated workers`,
+      fn: () => benchScaleOut(),
     },
   };
   for (const name of LOCAL_BENCHMARKS) {
