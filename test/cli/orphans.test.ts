@@ -9,6 +9,7 @@ import {
   isAlive,
   launchProcesses,
   readRecords,
+  statFields,
   tempWorkspace,
   waitFor,
   writeScript,
@@ -47,14 +48,7 @@ function processesBy(field: 1 | 2, id: number): number[] {
   return fs
     .readdirSync('/proc')
     .map(Number)
-    .filter((p) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[field]) === id;
-      } catch {
-        return false;
-      }
-    });
+    .filter((p) => Number.isInteger(p) && Number(statFields(p)?.[field]) === id);
 }
 const childrenOf = (parent: number) => processesBy(1, parent);
 

@@ -30,14 +30,20 @@ function processCwd(pid: number): string | undefined {
   }
 }
 
-/** The process group of a process, or undefined if it is gone. */
-function processGroup(pid: number): number | undefined {
+/** The fields of /proc/PID/stat after the process's name (0: state, 1: parent, 2: process group), or undefined if it is gone. */
+export function statFields(pid: number): string[] | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** The process group of a process, or undefined if it is gone. */
+function processGroup(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields && Number(fields[2]);
 }
 
 const inside = (dir: string, p: string | undefined) =>
@@ -186,12 +192,8 @@ export function killGroup(pid: number): void {
 
 /** True while a process exists (not a zombie). */
 export function isAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
+  const fields = statFields(pid);
+  return fields !== undefined && fields[0] !== 'Z';
 }
 
 /**
