@@ -107,6 +107,17 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
     200,
   );
   assert.equal(await page.evaluate('window.__sameDocument'), true, 'the counts changed without a reload');
+  // The detached runner ingests its own records, so the counts can be final before the launch is closed: the
+  // server's next refresh closes it (a change the page is told of). Wait for that too, so nothing changes below.
+  await waitFor(
+    'the page to show the launch closed',
+    async () => {
+      const open = await page.locator('[data-testid=launches] tbody tr td:last-child').allTextContents();
+      return open.length === 1 && open[0] === '';
+    },
+    60_000,
+    200,
+  );
   await page.locator('[data-testid=timeline] canvas').first().waitFor();
   await screenshot(browser, page, shots, 'job');
 
