@@ -1,6 +1,6 @@
 import type { LaunchSettings, TaskAssignment } from '../protocol/messages.js';
 import type { TerminalState } from '../protocol/states.js';
-import { planDispatch } from './dispatch.js';
+import { inRuns, planDispatch } from './dispatch.js';
 import { type LiveLaunch, type LiveWorker, taskKey } from './live.js';
 import { afterAttempt, silentWorkers } from './policy.js';
 import type { Clock, ControllerStore, Log, Signals } from './ports.js';
@@ -139,7 +139,7 @@ export class ControllerCore {
     }
     const touched = new Set<LiveWorker>();
     this.store.transaction(() => {
-      for (const a of plan) {
+      for (const a of inRuns(plan)) {
         const l = this.launches.get(a.launch)!;
         const w = this.workers.get(a.worker)!;
         let t = l.ready.shift();

@@ -157,3 +157,20 @@ export function planDispatch(workers: readonly WorkerView[], launches: readonly 
     if (!placed) return out;
   }
 }
+
+/**
+ * The assignments of a plan, each worker's of a launch together (in the order the plan first names the pair): a
+ * launch's ready tasks are handed out in id order, so a worker then gets runs of consecutive ids rather than
+ * every 64th. Its report is then a few ranges of the ledger's keys, which ingestion walks as ranges instead of
+ * looking up each id (transitions/attempts-batch.ts). Who gets how many is the plan's.
+ */
+export function inRuns(plan: readonly Assignment[]): Assignment[] {
+  const pairs = new Map<string, Assignment[]>();
+  for (const a of plan) {
+    const key = `${a.launch} ${a.worker}`;
+    const run = pairs.get(key);
+    if (run) run.push(a);
+    else pairs.set(key, [a]);
+  }
+  return [...pairs.values()].flat();
+}

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import fc from 'fast-check';
 import {
   canTake,
+  inRuns,
   type LaunchView,
   planDispatch,
   prefetchPerSlot,
@@ -97,6 +99,29 @@ test('fair between concurrent launches: each next task to the launch with the fe
 test('spreads tasks over the workers with the most free slots', () => {
   const plan = planDispatch([worker('a', 4), worker('b', 4)], [launch(1, 4)]);
   assert.deepEqual(count(plan, 'worker'), { a: 2, b: 2 });
+});
+
+test('inRuns: the same assignments, each worker’s of a launch together, pairs in the order the plan first names them', () => {
+  const assignment = fc.record({
+    worker: fc.constantFrom('a', 'b', 'c'),
+    launch: fc.integer({ min: 1, max: 3 }),
+  });
+  fc.assert(
+    fc.property(fc.array(assignment, { maxLength: 60 }), (plan) => {
+      const out = inRuns(plan);
+      const key = (a: { worker: string; launch: number }) => `${a.launch} ${a.worker}`;
+      assert.deepEqual(out.map(key).sort(), plan.map(key).sort());
+      // Each pair is one run, and the runs come in the order of each pair's first assignment in the plan.
+      const runs = out.map(key).filter((k, i, all) => i === 0 || all[i - 1] !== k);
+      assert.deepEqual(runs, [...new Set(plan.map(key))]);
+    }),
+  );
+  // Three workers planned in turn over six tasks: each gets two consecutive ones.
+  const plan = ['a', 'b', 'c', 'a', 'b', 'c'].map((worker) => ({ worker, launch: 1 }));
+  assert.deepEqual(
+    inRuns(plan).map((a) => a.worker),
+    ['a', 'a', 'b', 'b', 'c', 'c'],
+  );
 });
 
 test('retry with backoff while retries remain; never after success or cancel', () => {
