@@ -9,6 +9,7 @@ import {
   type WorkerSpec,
 } from '../backends/pool/start.js';
 import { type RegisteredWorker, workersOnTheirWay } from '../backends/pool/starting.js';
+import { backendConfig } from '../config/config.js';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { registeredSince } from '../ledger/pool-workers.js';
@@ -47,6 +48,7 @@ function spec(ctx: PoolContext, p: PoolRow): WorkerSpec {
     slots: p.slots,
     ...(p.setup !== null ? { setup: p.setup } : {}),
     options: opts,
+    config: p.backend === 'local' ? {} : backendConfig(ctx.ledger.paths.localConfig, p.backend),
     cwd: ctx.cwd,
     dir: files.workersDir,
     node: ctx.node,
@@ -61,7 +63,7 @@ function addHandles(ledger: Ledger, name: string, more: WorkerHandle[]): void {
 }
 
 /** Create a pool (or bring a downed one up again with new settings) and start its workers. */
-export function createPool(ctx: PoolContext, req: CreatePoolRequest): PoolStatus {
+export async function createPool(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolStatus> {
   if (!NAME.test(req.name)) {
     throw new DroverError(
       'usage',
@@ -94,7 +96,7 @@ export function createPool(ctx: PoolContext, req: CreatePoolRequest): PoolStatus
   });
   const pool = getPool(ctx.ledger, req.name);
   try {
-    addHandles(ctx.ledger, req.name, startWorkers(spec(ctx, pool), req.workers));
+    addHandles(ctx.ledger, req.name, await startWorkers(spec(ctx, pool), req.workers));
   } catch (err) {
     setPoolDown(ctx.ledger, req.name, false);
     throw err;
@@ -119,12 +121,12 @@ function workersNow(ctx: PoolContext, pool: PoolRow) {
  * Change the number of workers: start as many as are missing (counting the live ones and those on their way,
  * never the lost or gone), or ask idle ones to drain and leave (the idlest first, then the oldest: chooseToDrain).
  */
-export function scalePool(ctx: PoolContext, name: string, workers: number): PoolStatus {
+export async function scalePool(ctx: PoolContext, name: string, workers: number): Promise<PoolStatus> {
   const pool = getPool(ctx.ledger, name);
   const { live, coming } = workersNow(ctx, pool);
   setPoolWorkers(ctx.ledger, name, workers);
   const have = live.length + coming;
-  if (workers > have) addHandles(ctx.ledger, name, startWorkers(spec(ctx, pool), workers - have));
+  if (workers > have) addHandles(ctx.ledger, name, await startWorkers(spec(ctx, pool), workers - have));
   else if (workers < have) {
     const drain = chooseToDrain(
       live.map((w) => ({ id: w.id, tasks: w.held.size, registeredAt: w.registeredAt })),
@@ -160,13 +162,17 @@ export function downPool(ctx: PoolContext, name: string, force: boolean, graceMs
   // the worker tokens this pool had are revoked — only those: a pool made again under the same name within
   // the grace period has a token of its own.
   const tokens = poolWorkerTokenIds(ctx.ledger, name);
-  const finish = () => {
+  const finish = async () => {
     pendingStops.delete(finish);
     clearTimeout(timer);
-    if (handles.some((h) => h.kind !== 'local') || localWorkersAlive(handles)) stopWorkers(handles);
     revokeTokens(ctx.ledger, tokens, Date.now() / 1000);
+    if (handles.some((h) => h.kind !== 'local') || localWorkersAlive(handles)) await stopWorkers(handles);
   };
-  const timer = setTimeout(finish, graceMs);
+  const timer = setTimeout(() => {
+    finish().catch((err) =>
+      ctx.controller.opts.log.error({ event: 'pool-stop-failed', pool: name, err: String(err) }),
+    );
+  }, graceMs);
   timer.unref();
   pendingStops.add(finish);
   fs.rmSync(poolFiles(ctx.ledger.paths, name).workerToken, { force: true });
@@ -174,9 +180,9 @@ export function downPool(ctx: PoolContext, name: string, force: boolean, graceMs
 }
 
 /** Pools taken down whose workers' grace period is not over yet. */
-const pendingStops = new Set<() => void>();
+const pendingStops = new Set<() => Promise<void>>();
 
 /** End the grace periods of pools taken down now (the controller is shutting down): stop their workers. */
-export function finishPendingStops(): void {
-  for (const f of [...pendingStops]) f();
+export async function finishPendingStops(): Promise<void> {
+  await Promise.all([...pendingStops].map((f) => f()));
 }

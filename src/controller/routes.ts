@@ -55,7 +55,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
   app.post<{ Body: CreatePoolRequest }>(
     `${p}/pools`,
     { config: user, schema: { body: S.createPoolSchema } },
-    async (req, reply) => reply.code(201).send(createPool(ctx, req.body)),
+    async (req, reply) => reply.code(201).send(await createPool(ctx, req.body)),
   );
   app.get<{ Params: { name: string }; Querystring: { all?: string } }>(
     `${p}/pools/:name`,

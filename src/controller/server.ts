@@ -153,7 +153,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         process.off('SIGUSR1', onUsr1);
         live?.close();
-        finishPendingStops();
+        await finishPendingStops();
         controller.stop();
         await app.close();
         app.log.info({ event: 'stop', pid: process.pid });

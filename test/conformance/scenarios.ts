@@ -6,6 +6,7 @@ import { eqw, eqwReasonUnread } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
+import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
 import { bestOfSweep } from './scenarios/results.js';
@@ -32,6 +33,9 @@ export const SCENARIOS: Scenario[] = [
   eqwReasonUnread,
   refusedRequest,
   poolOnScheduler,
+  poolRefusedRequest,
+  poolRefusedOrUnreachable,
+  poolArrayLimit,
   refusedOrUnreachable,
   rollback,
   queueOutage,

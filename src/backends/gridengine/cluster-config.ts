@@ -1,5 +1,5 @@
 import { completeLines, type Parsed, unreadable, whole } from '../cluster/answer.js';
-import { oneLine, runCommand } from './commands.js';
+import { type CommandResult, oneLine, runCommand, runCommandAsync } from './commands.js';
 
 /**
  * What drover reads of a Grid Engine cluster's global configuration (`qconf -sconf`): the most array tasks one
@@ -35,7 +35,15 @@ export interface ArrayLimit {
 
 /** Read the cluster's `max_aj_tasks`: one `qconf -sconf`; Grid Engine's default 75000, with a warning, if it can't. */
 export function readArrayLimit(): ArrayLimit {
-  const r = runCommand('qconf', ['-sconf']);
+  return arrayLimitOf(runCommand('qconf', ['-sconf']));
+}
+
+/** The same without holding the event loop. */
+export async function readArrayLimitAsync(): Promise<ArrayLimit> {
+  return arrayLimitOf(await runCommandAsync('qconf', ['-sconf']));
+}
+
+function arrayLimitOf(r: CommandResult): ArrayLimit {
   const n = r.code === 0 ? parseMaxAjTasks(r.stdout) : undefined;
   if (n?.ok) return { maxAjTasks: n.value };
   const why = n

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { DroverError, usageError } from '../../errors.js';
 import { condenseBlocks } from '../../tasklist/tasklist.js';
 
@@ -20,21 +20,35 @@ export interface CommandResult {
 /** Seconds any one client call may take before it is given up (a hung qmaster must not hang drover). */
 const TIMEOUT_S = 120;
 
+/** How every client call runs: stdin closed, both outputs read whole, given up after TIMEOUT_S. */
+const OPTIONS = { encoding: 'utf8', maxBuffer: 1024 * 1024 * 1024, timeout: TIMEOUT_S * 1000 } as const;
+
 /** Run one Grid Engine client command. */
 export function runCommand(cmd: string, args: readonly string[], cwd?: string): CommandResult {
-  const r = spawnSync(cmd, args, {
-    encoding: 'utf8',
-    maxBuffer: 1024 * 1024 * 1024,
-    timeout: TIMEOUT_S * 1000,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(cwd ? { cwd } : {}),
-  });
+  const r = spawnSync(cmd, args, { ...OPTIONS, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   return {
     code: r.status,
     stdout: r.stdout ?? '',
     stderr: r.stderr ?? '',
     ...(r.error ? { error: r.error as NodeJS.ErrnoException } : {}),
   };
+}
+
+/** The same without holding the event loop (the controller submits pool workers so). */
+export function runCommandAsync(cmd: string, args: readonly string[], cwd?: string): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const child = execFile(cmd, args, { ...OPTIONS, ...(cwd ? { cwd } : {}) }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      let error: NodeJS.ErrnoException | undefined;
+      if (err?.killed) {
+        error = Object.assign(new Error(`${cmd} gave no answer within ${TIMEOUT_S} s`), {
+          code: 'ETIMEDOUT',
+        });
+      } else if (err && typeof err.code !== 'number') error = err as NodeJS.ErrnoException;
+      resolve({ code, stdout, stderr, ...(error ? { error } : {}) });
+    });
+    child.stdin?.end();
+  });
 }
 
 /** The useful part of a client's complaint, on one line ("Unable to run job: ...", without "Exiting."). */
@@ -61,8 +75,17 @@ function unreachable(r: CommandResult): boolean {
  * `qsub ARGS` → the job id (`-terse` prints `3.1-20:1` for arrays, a whole line). A refused request is a usage
  * error; a submission whose answer is not a whole job id is a backend error that says how to find the job.
  */
-export function qsub(args: readonly string[], cwd: string): string {
-  const r = runCommand('qsub', args, cwd);
+export function qsub(args: readonly string[], cwd: string, what = 'the submission'): string {
+  return qsubJob(runCommand('qsub', args, cwd), what);
+}
+
+/** The same without holding the event loop. */
+export async function qsubAsync(args: readonly string[], cwd: string, what: string): Promise<string> {
+  return qsubJob(await runCommandAsync('qsub', args, cwd), what);
+}
+
+/** The job id of a qsub's answer, or the error its failure is (`what` it submitted names the refusal). */
+function qsubJob(r: CommandResult, what: string): string {
   const id = /(?:^|\n)([0-9]+)(?:\.[0-9]+-[0-9]+:[0-9]+)?\n$/.exec(r.stdout)?.[1];
   if (r.code === 0 && id !== undefined) return id;
   if (r.code === 0) {
@@ -75,7 +98,7 @@ export function qsub(args: readonly string[], cwd: string): string {
   if (r.error?.code === 'ENOENT')
     throw new DroverError('backend', 'qsub not found: Grid Engine’s client commands must be on PATH');
   if (unreachable(r)) throw new DroverError('backend', `Grid Engine did not answer qsub: ${why}`);
-  throw usageError(`Grid Engine refused the submission: ${why}`);
+  throw usageError(`Grid Engine refused ${what}: ${why}`);
 }
 
 /** `qdel JOB [-t RANGE]`; an already gone job counts as deleted. Returns what went wrong, or undefined. */

@@ -1,14 +1,19 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
 import { isProcessAlive, processStartTime, shortHostname } from '../../util/proc.js';
 import { parseSize } from '../../util/size.js';
+import type { LaunchRequest } from '../backend.js';
+import type { WorkerArray } from '../cluster/workers.js';
 import { shellQuote } from '../cluster/wrapper.js';
+import { cancelGridEngineWorkers, submitGridEngineWorkers } from '../gridengine/workers.js';
+import { cancelSlurmWorkers, submitSlurmWorkers } from '../slurm/workers.js';
 
 /**
  * Start and stop a pool's workers on its backend: N local processes, or ONE Slurm array (`sbatch --array=1-N`)
- * or Grid Engine array job (`qsub -t 1-N`) whose elements each run one `drover worker`. Argv arrays only.
+ * or Grid Engine array job (`qsub -t 1-N`; more only past the site's array limit) whose elements each run one
+ * `drover worker`, submitted by the backend's own client (slurm/workers.ts, gridengine/workers.ts).
  */
 
 /** What a pool's workers are started with. */
@@ -27,8 +32,10 @@ export interface WorkerSpec {
   duration?: number;
   slots: number;
   setup?: string;
-  /** Scheduler options: partition, account, qos, queue, pe. */
+  /** Scheduler options given to `pool create`: partition, account, qos, queue. */
   options: Record<string, string>;
+  /** The backend's section of drover's config (defaults for those, Grid Engine's resource names). */
+  config: Record<string, string>;
   /** The working folder (the controller's). */
   cwd: string;
   /** Where worker logs and wrapper scripts go. */
@@ -69,8 +76,8 @@ export function workerArgs(s: WorkerSpec): string[] {
   return args;
 }
 
-/** Start `count` more workers; returns their handles. */
-export function startWorkers(s: WorkerSpec, count: number): WorkerHandle[] {
+/** Start `count` more workers; returns their handles. Cluster workers go through their backend's one client. */
+export async function startWorkers(s: WorkerSpec, count: number): Promise<WorkerHandle[]> {
   fs.mkdirSync(s.dir, { recursive: true });
   if (s.backend === 'local') return startLocal(s, count);
   const script = path.join(s.dir, 'worker.sh');
@@ -78,7 +85,39 @@ export function startWorkers(s: WorkerSpec, count: number): WorkerHandle[] {
   fs.writeFileSync(script, `#!/bin/bash\n# Written by drover: one worker of pool ${s.pool}.\nexec ${cmd}\n`, {
     mode: 0o755,
   });
-  return s.backend === 'slurm' ? [submitSlurm(s, script, count)] : [submitGridEngine(s, script, count)];
+  const array: WorkerArray = {
+    pool: s.pool,
+    count,
+    script,
+    cwd: s.cwd,
+    logDir: s.dir,
+    request: workerRequest(s),
+    config: s.config,
+  };
+  const kind = s.backend;
+  const jobs = kind === 'slurm' ? await submitSlurmWorkers(array) : await submitGridEngineWorkers(array);
+  return jobs.map((j) => ({ kind, ...j }));
+}
+
+/**
+ * What each worker asks its scheduler for, as a launch of one task per element would: the pool's resources, and
+ * its partition/account/qos (Slurm) or queue (Grid Engine), else those of the backend's config section.
+ */
+export function workerRequest(s: WorkerSpec): LaunchRequest {
+  const o = s.options;
+  const pick = (k: string, config = k) => o[k] ?? s.config[config];
+  const partition = s.backend === 'gridengine' ? o.queue : pick('partition');
+  return {
+    cpus: s.cpus,
+    ...(s.gpus > 0 ? { gpus: s.gpus } : {}),
+    ...(s.mem !== undefined ? { memMb: memMb(s.mem) } : {}),
+    ...(s.duration !== undefined ? { duration: s.duration } : {}),
+    tasksPerNode: 1,
+    ...(partition ? { partition } : {}),
+    ...(pick('account') ? { account: pick('account')! } : {}),
+    ...(s.backend === 'slurm' && pick('qos') ? { qos: pick('qos')! } : {}),
+    extraArgs: [],
+  };
 }
 
 function startLocal(s: WorkerSpec, count: number): WorkerHandle[] {
@@ -114,82 +153,23 @@ export function parseMemMb(mem: string | undefined): number {
   return mem === undefined ? 0 : memMb(mem);
 }
 
-function hms(seconds: number): string {
-  const s = Math.ceil(seconds);
-  return `${Math.floor(s / 3600)}:${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
-}
-
-function run(cmd: string, args: string[]): string {
-  try {
-    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new DroverError('backend', `${cmd} failed: ${(e.stderr ?? e.message).trim().split('\n')[0]}`, {
-      cause: err,
-    });
-  }
-}
-
-function submitSlurm(s: WorkerSpec, script: string, count: number): WorkerHandle {
-  const args = [
-    '--parsable',
-    `--array=1-${count}`,
-    `--job-name=drover-pool-${s.pool}`,
-    `--chdir=${s.cwd}`,
-    `--output=${path.join(s.dir, 'slurm-%A_%a.log')}`,
-    `--cpus-per-task=${s.cpus}`,
-  ];
-  if (s.mem !== undefined) args.push(`--mem=${memMb(s.mem)}M`);
-  if (s.duration !== undefined) args.push(`--time=${hms(s.duration)}`);
-  if (s.gpus > 0) args.push(`--gres=gpu:${s.gpus}`);
-  for (const k of ['partition', 'account', 'qos'] as const)
-    if (s.options[k]) args.push(`--${k}=${s.options[k]}`);
-  args.push(script);
-  const job = run('sbatch', args).split(';')[0]!;
-  return { kind: 'slurm', job, count };
-}
-
-function submitGridEngine(s: WorkerSpec, script: string, count: number): WorkerHandle {
-  const args = ['-terse', '-t', `1-${count}`, '-N', `drover-pool-${s.pool}`, '-wd', s.cwd, '-j', 'y'];
-  args.push('-o', path.join(s.dir, 'sge-$JOB_ID.$TASK_ID.log'), '-S', '/bin/bash');
-  if (s.cpus > 1) args.push('-pe', s.options.pe ?? 'smp', String(s.cpus));
-  if (s.mem !== undefined) args.push('-l', `${s.options.mem_resource ?? 'h_vmem'}=${memMb(s.mem)}M`);
-  if (s.duration !== undefined) args.push('-l', `h_rt=${hms(s.duration)}`);
-  if (s.gpus > 0) args.push('-l', `${s.options.gpu_resource ?? 'gpu'}=${s.gpus}`);
-  if (s.options.queue) args.push('-q', s.options.queue);
-  args.push(script);
-  const job = run('qsub', args).split('.')[0]!;
-  return { kind: 'gridengine', job, count };
-}
-
 /**
  * Stop what the handles started, after the workers were asked to leave: SIGTERM to local worker processes
  * still alive (only the pids we started, checked by start time), `scancel`/`qdel` of our own array job ids.
  */
-export function stopWorkers(handles: readonly WorkerHandle[]): void {
+export async function stopWorkers(handles: readonly WorkerHandle[]): Promise<void> {
+  const jobs = (kind: WorkerHandle['kind']) =>
+    handles.flatMap((h) => (h.kind === kind && h.kind !== 'local' ? [h.job] : []));
   for (const h of handles) {
-    if (h.kind === 'local') {
-      if (h.host === shortHostname() && isProcessAlive(h.pid, h.pid_start)) {
-        try {
-          process.kill(h.pid, 'SIGTERM');
-        } catch {
-          // gone meanwhile
-        }
-      }
-    } else if (h.kind === 'slurm') {
+    if (h.kind === 'local' && h.host === shortHostname() && isProcessAlive(h.pid, h.pid_start)) {
       try {
-        run('scancel', [h.job]);
+        process.kill(h.pid, 'SIGTERM');
       } catch {
-        // already finished
-      }
-    } else {
-      try {
-        run('qdel', [h.job]);
-      } catch {
-        // already finished
+        // gone meanwhile
       }
     }
   }
+  await Promise.all([cancelSlurmWorkers(jobs('slurm')), cancelGridEngineWorkers(jobs('gridengine'))]);
 }
 
 /** True when some local worker process of the handles is still alive. */

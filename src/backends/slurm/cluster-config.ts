@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { DroverError } from '../../errors.js';
 import { completeLines, type Parsed, unreadable, whole } from '../cluster/answer.js';
-import { commandError, slurmSync } from './commands.js';
+import { commandError, type SlurmRun, slurmAsync, slurmSync } from './commands.js';
 
 /** What drover needs to know of a Slurm cluster's configuration (`scontrol show config`). */
 export interface ClusterConfig {
@@ -54,7 +54,15 @@ export function parseClusterConfig(text: string): Parsed<ClusterConfig> {
 
 /** Read the cluster's configuration: one `scontrol show config`. */
 export function readClusterConfig(): ClusterConfig {
-  const r = slurmSync('scontrol', ['show', 'config']);
+  return clusterConfigOf(slurmSync('scontrol', ['show', 'config']));
+}
+
+/** The same, without holding the event loop while Slurm answers (the controller submits pool workers so). */
+export async function readClusterConfigAsync(): Promise<ClusterConfig> {
+  return clusterConfigOf(await slurmAsync('scontrol', ['show', 'config']));
+}
+
+function clusterConfigOf(r: SlurmRun): ClusterConfig {
   if (r.status !== 0) throw commandError('scontrol show config', r);
   const parsed = parseClusterConfig(r.stdout);
   if (parsed.ok) return parsed.value;

@@ -41,6 +41,16 @@ export function slurmAsync(cmd: string, args: readonly string[]): Promise<SlurmR
       args,
       { encoding: 'utf8', timeout: TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
+        if (err?.killed) {
+          reject(
+            new DroverError(
+              'backend',
+              `${cmd} gave no answer within ${TIMEOUT_MS / 1000} s: is the Slurm controller up? Try again later`,
+              { cause: err },
+            ),
+          );
+          return;
+        }
         if (err && typeof err.code === 'string') {
           if (err.code === 'ENOENT') reject(notInstalled(cmd));
           else reject(new DroverError('backend', `${cmd} failed: ${err.message}`, { cause: err }));

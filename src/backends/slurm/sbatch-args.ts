@@ -88,10 +88,10 @@ const HINTS: [RegExp, string][] = [
 ];
 
 /**
- * sbatch refused a submission: one line naming Slurm's reason and what to do. A request the cluster refuses
+ * sbatch refused a submission (`what`: the launch, or a pool's workers): one line naming Slurm's reason and what to do. A request the cluster refuses
  * (bad partition, resources, options) is a usage error; a controller that cannot be reached is a backend error.
  */
-export function sbatchRefusal(r: SlurmRun): DroverError {
+export function sbatchRefusal(r: SlurmRun, what = 'the launch'): DroverError {
   const why = errorLines(r.stderr).join('; ') || `exit status ${r.status}`;
   const unreachable =
     /unable to contact|connection refused|socket timed out|temporarily unable|communication/i;
@@ -99,5 +99,5 @@ export function sbatchRefusal(r: SlurmRun): DroverError {
     return new DroverError('backend', `sbatch could not reach the Slurm controller: ${why}; try again later`);
   }
   const hint = HINTS.find(([re]) => re.test(why) || re.test(r.stderr))?.[1];
-  return usageError(`Slurm refused the launch: ${why}${hint ? `: ${hint}` : ''}`);
+  return usageError(`Slurm refused ${what}: ${why}${hint ? `: ${hint}` : ''}`);
 }
