@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { isSystemError } from './errors.js';
+import { openTaskFile } from './util/task-file.js';
 
 /**
  * The bytes of a file from the position `start(size)` picks to its end, and that position; undefined when the
@@ -11,7 +12,7 @@ export function readFrom(
 ): { buf: Buffer; start: number } | undefined {
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = openTaskFile(file); // a task's output may be a FIFO or a device: not read then
   } catch {
     return undefined;
   }

@@ -10,6 +10,7 @@ import { extentOf, isEmptySlice, type LogPlace, placeOf } from '../protocol/log-
 import { validateJobname } from '../sweep/index.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS, MAX_JOB_TASKS } from '../util/limits.js';
+import { openTaskFileHandle } from '../util/task-file.js';
 import { note } from './output.js';
 import { intOption } from './parse.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
@@ -102,7 +103,7 @@ async function copyFrom(
   const file = place.path!;
   let handle: fs.promises.FileHandle;
   try {
-    handle = await fs.promises.open(file, 'r');
+    handle = await openTaskFileHandle(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       if (isEmptySlice(place)) return { upTo: 0, final: true };

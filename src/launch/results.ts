@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import { resultSources } from '../ledger/results.js';
 import { attemptFile, extentOf, type LogPlace, readRange } from '../protocol/log-slices.js';
 import type { State } from '../protocol/states.js';
+import { NotRegularFile, openTaskFile, readTaskFile } from '../util/task-file.js';
 import type { ResultSource } from './spec.js';
 
 /**
@@ -99,13 +100,14 @@ export function readResult(
   const file = resultFileOf(stdout.path, task, attempt);
   let text: string;
   try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_RESULT_BYTES)
-      return { result: null, problem: `${file} is ${size} bytes, more than 1 MiB` };
-    text = fs.readFileSync(file, 'utf8');
+    const read = readTaskFile(file, MAX_RESULT_BYTES);
+    if ('tooBig' in read)
+      return { result: null, problem: `${file} is ${read.tooBig} bytes, more than 1 MiB` };
+    text = read.text;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { result: null };
+    if (err instanceof NotRegularFile) return { result: null, problem: err.message };
     return { result: null, problem: `${file} cannot be read (${code ?? String(err)})` };
   }
   let parsed: unknown;
@@ -141,12 +143,13 @@ function lastJsonLine(stdout: LogPlace & { path: string }): {
   let fd: number | undefined;
   let text: string;
   try {
-    fd = fs.openSync(out, 'r');
+    fd = openTaskFile(out);
     const { start, end } = extentOf(fd, stdout, 'out');
     text = readRange(fd, Math.max(start, end - MAX_RESULT_BYTES), end).toString('utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { result: null };
+    if (err instanceof NotRegularFile) return { result: null, problem: err.message };
     return { result: null, problem: `${out} cannot be read (${code ?? String(err)})` };
   } finally {
     if (fd !== undefined) fs.closeSync(fd);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { openTaskFile } from '../util/task-file.js';
 
 /**
  * Where an attempt's output is, and how to read it (issue 14 §3). An attempt writes its stdout and stderr either
@@ -111,7 +112,7 @@ export function indexEntry(segment: string, seq: number): { out: number; err: nu
   if (!Number.isSafeInteger(seq * INDEX_ENTRY) || seq < 0) return null;
   let fd: number;
   try {
-    fd = fs.openSync(indexOf(segment), 'r');
+    fd = openTaskFile(indexOf(segment));
   } catch {
     return null;
   }
@@ -133,10 +134,10 @@ export function indexEntry(segment: string, seq: number): { out: number; err: nu
 export function outputSize(place: LogPlace): number {
   if (place.path === null) return 0;
   if (place.off !== null && place.end !== null) return Math.max(0, place.end - place.off);
-  if (place.off === null) return fs.statSync(place.path, { throwIfNoEntry: false })?.size ?? 0;
+  if (place.off === null) return fs.statSync(place.path, { throwIfNoEntry: false })?.size ?? 0; // stat only: never blocks
   let fd: number;
   try {
-    fd = fs.openSync(place.path, 'r');
+    fd = openTaskFile(place.path);
   } catch {
     return 0;
   }

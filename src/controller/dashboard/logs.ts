@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { extentOf, isEmptySlice, type LogPlace, readRange } from '../../protocol/log-slices.js';
+import { openTaskFile } from '../../util/task-file.js';
 
 /** How much of a log's end the task page shows. */
 export const TAIL_BYTES = 16 * 1024;
@@ -24,7 +25,7 @@ export function logTail(place: LogPlace | null, stream: 'out' | 'err' = 'out', b
   if (place === null || file === null || file === '') return { path: file, size: null, text: '', cut: false };
   let fd: number;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = openTaskFile(file);
   } catch {
     return { path: file, size: isEmptySlice(place) ? 0 : null, text: '', cut: false };
   }
