@@ -103,6 +103,7 @@ function results(name: string, opts: ResultsOptions): void {
   const sortBy = sort && resolveField(sort[0], columns, '--sort');
   const bestBy = best && resolveField(best[0], columns, '--best');
   reportProblems(found.problems);
+  reportOddities(found.warnings);
   const by = (column: Column) => (row: Row) => sortValue(column, cellOf(column, row.task, row.flat));
   if (sortBy) rows = sortRows(rows, by(sortBy), sort[1] === 'desc');
   if (bestBy) {
@@ -130,6 +131,15 @@ function reportProblems(problems: readonly string[]): void {
   const n = problems.length;
   note(
     `drover: warning: ${n} task${n === 1 ? "'s result" : "s' results"} could not be used and ${n === 1 ? 'is' : 'are'} null (${problems[0]}${n > 1 ? ', ...' : ''})`,
+  );
+}
+
+/** One line for what was odd in results that are used (a collision, a number too large): how many, the first. */
+function reportOddities(warnings: readonly string[]): void {
+  if (warnings.length === 0) return;
+  const n = warnings.length;
+  note(
+    `drover: warning: ${n} result${n === 1 ? ' has' : 's have'} fields to check (${warnings[0]}${n > 1 ? ', ...' : ''})`,
   );
 }
 

@@ -34,10 +34,14 @@ export interface TaskResult {
   result: ResultObject | null;
 }
 
-/** The tasks' results, and the ones that could not be used (`task 3: ... is not a JSON object`). */
+/**
+ * The tasks' results, the ones that could not be used (`task 3: ... is not a JSON object`), and what was odd in
+ * results that are used (`task 4: fields "".loss and loss are both loss once flattened`).
+ */
 export interface Results {
   tasks: TaskResult[];
   problems: string[];
+  warnings: string[];
 }
 
 /** Each task's result (one per task in id order), with what was wrong with those that could not be read. */
@@ -47,6 +51,7 @@ export function collectResults(
   filter: { ids?: readonly number[]; states?: readonly State[] } = {},
 ): Results {
   const problems: string[] = [];
+  const warnings: string[] = [];
   const tasks = resultSources(ledger, jobId, filter).map((row) => {
     const source: ResultSource = sourceOf(row.options);
     const out = row.stdout_path;
@@ -60,6 +65,7 @@ export function collectResults(
             source,
           );
     if (read.problem !== undefined) problems.push(`task ${row.task}: ${read.problem}`);
+    if (read.result !== null) for (const w of oddities(read.result)) warnings.push(`task ${row.task}: ${w}`);
     return {
       task: row.task,
       state: row.state,
@@ -69,7 +75,7 @@ export function collectResults(
       result: read.result,
     };
   });
-  return { tasks, problems };
+  return { tasks, problems, warnings };
 }
 
 function sourceOf(options: string | null): ResultSource {
@@ -166,4 +172,35 @@ function lastJsonLine(stdout: LogPlace & { path: string }): {
     }
   }
   return { result: null };
+}
+
+/**
+ * What is odd in a usable result, each a warning: a number too large for a double (`1e400`, which JSON.parse
+ * makes Infinity) is set to null, so the table, --csv and --json all show it as no value; fields whose names
+ * are the same once flattened with dots (`{"": {"loss": 9}, "loss": 10}`, `{"a.b": 1, "a": {"b": 2}}`) are
+ * named, since the table shows only the last of them (--json keeps both).
+ */
+export function oddities(result: ResultObject): string[] {
+  const out: string[] = [];
+  const seen = new Map<string, string[]>();
+  const walk = (value: Record<string, unknown>, prefix: string, raw: string) => {
+    for (const [k, v] of Object.entries(value)) {
+      const flat = prefix === '' ? k : `${prefix}.${k}`;
+      const path = `${raw}${raw === '' ? '' : '.'}${JSON.stringify(k)}`;
+      if (typeof v === 'object' && v !== null && !Array.isArray(v))
+        walk(v as Record<string, unknown>, flat, path);
+      else {
+        seen.set(flat, [...(seen.get(flat) ?? []), path]);
+        if (typeof v === 'number' && !Number.isFinite(v)) {
+          value[k] = null;
+          out.push(`field ${flat} is a number too large for a double: shown as null`);
+        }
+      }
+    }
+  };
+  walk(result, '', '');
+  for (const [flat, paths] of seen)
+    if (paths.length > 1)
+      out.push(`fields ${paths.join(' and ')} are all ${flat} once flattened: the table shows the last`);
+  return out;
 }

@@ -323,3 +323,31 @@ test('results --help describes DROVER_RESULT_FILE, --result stdout, --sort and -
     assert.ok(help.includes(word), word);
   assert.match(await ok(cwd, ['launch', '--help']), /--result <source>/);
 });
+
+test('fields that collide once flattened are named; 1e400 is null in the table and --json alike', async (t) => {
+  const cwd = tempWorkspace(t);
+  const body = `case $1 in
+  a) echo '{"": {"loss": 9}, "loss": 10}' > "$DROVER_RESULT_FILE";;
+  b) echo '{"loss": 1e400, "acc": 0.5}' > "$DROVER_RESULT_FILE";;
+esac
+`;
+  await ran(cwd, body, ['a', 'b']);
+  const r = await runDrover(['results', 'J', '--json'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(
+    (JSON.parse(r.stdout) as ResultJson[]).map((x) => x.result),
+    [
+      { '': { loss: 9 }, loss: 10 },
+      { loss: null, acc: 0.5 },
+    ],
+  );
+  assert.deepEqual(lines(r.stderr), [
+    'drover: warning: 2 results have fields to check (task 1: fields ""."loss" and "loss" are all loss once flattened: the table shows the last, ...)',
+  ]);
+  const two = await runDrover(['results', 'J', '--tasklist', '2'], { cwd });
+  assert.match(two.stderr, /task 2: field loss is a number too large for a double: shown as null/);
+  const table = lines(two.stdout);
+  const at = table[0]!.indexOf('loss');
+  assert.equal(table[1]!.slice(at).split(/\s+/)[0], '-', two.stdout);
+  assert.doesNotMatch(two.stdout, /Infinity/);
+});
