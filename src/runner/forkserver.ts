@@ -211,7 +211,9 @@ export class ForkServer implements Executor {
           p.at = stamp(c).at ?? Date.now() / 1000;
           p.resolveStarted({ pid: p.pid, slot: Number(b), ...stamp(c), ...segmentOf(span) });
         } else {
+          // It could not be started: the server's time of the try is the attempt's start, on its clock.
           p.slot = Number(b);
+          p.at = stamp(c).at;
           p.resolveStarted(null);
         }
       } else if (kind === 'E') {
@@ -225,6 +227,7 @@ export class ForkServer implements Executor {
           ...stamp(b),
           ...segmentOf(c === undefined ? [] : [c, ...span]),
           ...(p.slot !== undefined ? { slot: p.slot } : {}),
+          ...(p.pid === undefined && p.at !== undefined ? { triedAt: p.at } : {}),
         });
       } else if (kind === 'X') {
         this.pending.delete(id);

@@ -175,18 +175,31 @@ export class NodeExecutor implements Executor {
       const full = this.segments.end(req.logs.segments, slot.index, span);
       return full ? { segment: full } : {};
     };
+    const done = (v: ProcessExit) => {
+      this.free.push(slot);
+      q.resolveExit(v);
+      this.pump();
+    };
+    // Appended by name (a segment is opened for appending too): its slot starts nothing before this ends.
+    const cannotExecute = (e: NodeJS.ErrnoException) => {
+      fs.appendFileSync(logs.errFile, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+      q.resolveStarted(null);
+      done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
+    };
     try {
-      const child = spawn(req.argv[0]!, req.argv.slice(1), {
-        cwd: req.cwd,
-        env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
-        stdio: ['ignore', logs.out, logs.err],
-        detached: true,
-      });
-      const done = (v: ProcessExit) => {
-        this.free.push(slot);
-        q.resolveExit(v);
-        this.pump();
-      };
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn(req.argv[0]!, req.argv.slice(1), {
+          cwd: req.cwd,
+          env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
+          stdio: ['ignore', logs.out, logs.err],
+          detached: true,
+        });
+      } catch (e) {
+        // Node throws some of exec's refusals (E2BIG: a command line too long) instead of emitting them.
+        queueMicrotask(() => cannotExecute(e as NodeJS.ErrnoException));
+        return;
+      }
       const pid = child.pid;
       if (pid !== undefined) {
         this.running.set(q.e, child);
@@ -202,12 +215,7 @@ export class NodeExecutor implements Executor {
           done({ exitCode, signal: signal === null ? null : os.constants.signals[signal], ...ended() });
         });
       } else {
-        // Appended by name (a segment is opened for appending too): its slot starts nothing before this ends.
-        child.once('error', (e: NodeJS.ErrnoException) => {
-          fs.appendFileSync(logs.errFile, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
-          q.resolveStarted(null);
-          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
-        });
+        child.once('error', cannotExecute);
       }
     } finally {
       // The task has its own copies; a slot's segments stay open for its next task.

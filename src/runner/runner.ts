@@ -85,6 +85,9 @@ interface InFlight extends Queued {
   held?: boolean;
   /** When it started (unix seconds), once it has. */
   startedAt?: number;
+  /** The runner's monotonic clock (ms) when it learnt of the start: its end, when no executor stamps it, is
+   * `startedAt` plus the time since, so an attempt never ends before it started whatever the wall clock does. */
+  startedMono?: number;
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -446,6 +449,7 @@ export class Runner {
       f.pid = s.pid;
       slot = s.slot;
       f.startedAt = s.at ?? nowSec();
+      f.startedMono = performance.now();
       const gpus = this.slots[s.slot]?.gpus ?? [];
       this.record({
         type: 'start',
@@ -478,7 +482,9 @@ export class Runner {
         // It could not be started: record the attempt and its failure all the same.
         if (exit.slot !== undefined) slot = exit.slot;
         const gpus = this.slots[slot]?.gpus ?? [];
-        f.startedAt = nowSec();
+        // Its start is the executor's try, on the clock of its end (the runner heard of both later).
+        f.startedAt = exit.triedAt ?? nowSec();
+        f.startedMono = performance.now();
         this.record({
           type: 'start',
           task: task.id,
@@ -494,7 +500,7 @@ export class Runner {
       const stop = exit.serverLost && f.stopReason === null ? 'server' : f.stopReason;
       const end = endState(stop, waitStatus(exit), this.group.taskTimeout);
       const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
-      const at = exit.at ?? nowSec();
+      const at = exit.at ?? Math.ceil(f.startedAt! * 1000 + performance.now() - f.startedMono!) / 1000;
       this.record({
         type: 'end',
         task: task.id,

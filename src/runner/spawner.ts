@@ -40,6 +40,8 @@ export interface ProcessExit {
   at?: number;
   /** The slot of a task that could not be started (its `started` is null): it ends 126 or 127 there. */
   slot?: number;
+  /** When the executor tried to start a task that could not be started, on the clock of `at`. */
+  triedAt?: number;
   /** The executor's process server died while the task ran: the runner stopped it (SERVER_LOST), its status is unknown. */
   serverLost?: true;
   /** Output in segments: where it went, ends included (absent when the server died). */

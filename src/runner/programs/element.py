@@ -184,6 +184,12 @@ def now():
     return round(time.time(), 6)
 
 
+def end_stamp(started, mono):
+    # An attempt's end: its start's stamp plus the time since on the monotonic clock, so it never ends before it
+    # started whatever the wall clock does meanwhile.
+    return round(started + time.monotonic() - mono, 6)
+
+
 rec(type='runner', v=1, runner=name, launch=launch, job=job, host=host, pid=os.getpid(), pid_start=None,
     slots=slots, at=now())
 flush()
@@ -231,7 +237,7 @@ def is_cancelled(id):
 
 PATH = os.environ.get('PATH', '/usr/bin:/bin').encode()
 
-running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None]
+running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None, start, monotonic]
 all_ok = True
 
 # Output in slot segments (`--logs segments`, src/protocol/log-slices.ts), as the spawn server writes them: each
@@ -321,15 +327,16 @@ def start(id, attempt, argv):
         if span is None:
             os.close(ofd)
             os.close(efd)
-    rec(type='start', task=id, attempt=attempt, at=now(), pid=pid, slot=slot, gpus=gpus, host=host, out=out,
+    started, mono = now(), time.monotonic()
+    rec(type='start', task=id, attempt=attempt, at=started, pid=pid, slot=slot, gpus=gpus, host=host, out=out,
         err=err, **where)
     if code is not None:
         all_ok = False
         free.append(slot)
         ends = span_end(slot, span) if span is not None else {}
-        rec(type='end', task=id, attempt=attempt, at=now(), **end_state(None, code << 8), **ends)
+        rec(type='end', task=id, attempt=attempt, at=end_stamp(started, mono), **end_state(None, code << 8), **ends)
         return
-    running[pid] = [id, attempt, slot, None, 0, span]
+    running[pid] = [id, attempt, slot, None, 0, span, started, mono]
 
 
 
@@ -345,7 +352,7 @@ def stop(pid, why):
 
 def ended(pid, status):
     global all_ok
-    id, attempt, slot, why, _, span = running.pop(pid)
+    id, attempt, slot, why, _, span, started, mono = running.pop(pid)
     # Its ends are taken (and indexed) before the slot is free for the next task.
     ends = span_end(slot, span) if span is not None else {}
     free.append(slot)
@@ -353,7 +360,7 @@ def ended(pid, status):
     r = end_state(why or ('scheduler' if flags['term'] else None), status)
     if r['state'] != 'succeeded':
         all_ok = False
-    rec(type='end', task=id, attempt=attempt, at=now(), **r, **ends)
+    rec(type='end', task=id, attempt=attempt, at=end_stamp(started, mono), **r, **ends)
 
 
 def skip(id):

@@ -36,7 +36,11 @@ $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 { my $old = select($wake_w); $| = 1; select($old); }
 $SIG{CHLD} = sub { syswrite($wake_w, 'c') };
-my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of, %span_of, %segments, @segment_order);
+my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of, %span_of, %clock_of, %segments, @segment_order);
+# The monotonic clock: an attempt's end is its start's stamp plus the time since on it, rounded up, so it never
+# ends before it started (nor runs for less time than it did) whatever the wall clock does meanwhile.
+sub mono { return Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()); }
+sub end_stamp { my ($started, $at) = @{ $_[0] }; return POSIX::ceil(($started + mono() - $at) * 1000) / 1000; }
 use Fcntl ();
 # The segments of (prefix, slot): [out fh, err fh, index fh, next entry]; at most 64 open, the oldest closed.
 sub segment {
@@ -84,7 +88,7 @@ sub reap {
     next unless defined $id;
     delete $pid_of{$id};
     push @free, delete $slot_of{$pid};
-    my $ended = POSIX::ceil(Time::HiRes::time() * 1000) / 1000;
+    my $ended = end_stamp(delete $clock_of{$pid});
     my $span = delete $span_of{$pid};
     $reports .= sprintf("E\t%s\t%d\t%.3f%s\n", $id, $status, $ended, $span ? span_end($span) : '');
   }
@@ -102,8 +106,9 @@ sub launch {
     my @argv = splice(@f, 0, $nargs);
     my $nenv = shift @f;
     my @env = splice(@f, 0, $nenv);
-    # Stamped before the fork and rounded down (its end after the reap, rounded up): never a duration too short.
+    # Stamped before the fork and rounded down (its end after the reap, by end_stamp): never a duration too short.
     my $started = POSIX::floor(Time::HiRes::time() * 1000) / 1000;
+    my $clock = [$started, mono()];
     $seg->[3]++ if $span;
     my $pid = ($kind eq 'T' && !$seg) ? undef : fork();
     if (!defined $pid) {
@@ -136,6 +141,7 @@ sub launch {
     $slot_of{$pid} = $slot;
     $pid_of{$id} = $pid;
     $span_of{$pid} = $span if $span;
+    $clock_of{$pid} = $clock;
     my $where = $span ? sprintf("\t%d\t%d\t%d", @$span[2 .. 4]) : '';
     $reports .= sprintf("S\t%s\t%d\t%s\t%.3f%s\n", $id, $pid, $slot, $started, $where);
   }

@@ -122,6 +122,7 @@ ctl = -1
 task_of = {}
 pid_of = {}
 span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+clock_of = {}  # pid -> (start stamp, monotonic time of it)
 quit = False  # the leader's `Q`: its input ended
 segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
 last_flush = 0.0
@@ -169,12 +170,20 @@ def span_end(span):
     return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
 
 
-def fail(id, efd, argv0, e, span=None):
-    # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
+def end_stamp(clock):
+    # An attempt's end: its start's stamp plus the time since on the monotonic clock, rounded up, so it never
+    # ends before it started (nor runs for less time than it did) whatever the wall clock does meanwhile.
+    started, mono = clock
+    return math.ceil((started + time.monotonic() - mono) * 1000) / 1000
+
+
+def fail(id, efd, argv0, e, clock, span=None):
+    # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log. Its
+    # start is when the slot took it and its end the failure, on one clock.
     code = common.cannot_execute(efd, argv0, e)
-    start = '\t%.3f\t%d\t%d\t%d' % ((time.time(),) + span[2:]) if span else ''
-    end = '\t%.3f%s' % (time.time(), span_end(span)) if span else ''
-    out.append('S\t%s\t0\t%s%s\nE\t%s\t%d%s\n' % (id, slot, start, id, code << 8, end))
+    where = '\t%d\t%d\t%d' % span[2:] if span else ''
+    end = '\t%.3f%s' % (end_stamp(clock), span_end(span) if span else '')
+    out.append('S\t%s\t0\t%s\t%.3f%s\nE\t%s\t%d%s\n' % (id, slot, clock[0], where, id, code << 8, end))
 
 
 def spawn_in(cwd, path, argv, env, ofd, efd):
@@ -204,7 +213,7 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
     return pid
 
 
-def start(kind, f, started):
+def start(kind, f, started, mono):
     # `S id cwd out err nargs...` (its own log files) or `T id cwd prefix nargs...` (its slot's segments).
     id = f[0].decode()
     cwd = f[1]
@@ -221,7 +230,7 @@ def start(kind, f, started):
         try:
             s = segment(logs[0], slot)
         except OSError:
-            return fail(id, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
         ofd, efd = s[0], s[1]
         span = (logs[0], slot, s[3], os.fstat(ofd).st_size, os.fstat(efd).st_size)
         s[3] += 1
@@ -229,29 +238,30 @@ def start(kind, f, started):
         try:
             ofd = os.open(logs[0], common.LOG_FLAGS, 0o666)
         except OSError:
-            return fail(id, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
         try:
             efd = os.open(logs[1], common.LOG_FLAGS, 0o666)
         except OSError:
             os.close(ofd)
-            return fail(id, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
     try:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
-            return fail(id, efd, argv[0], errno.ENOENT, span)
+            return fail(id, efd, argv[0], errno.ENOENT, (started, mono), span)
         if cwd != start_dir:
             pid = spawn_in(cwd, path, argv, env, ofd, efd)
         else:
             try:
                 pid = common.spawn_task(path, argv, env, ofd, efd)
             except OSError as err:
-                return fail(id, efd, argv[0], err.errno, span)
+                return fail(id, efd, argv[0], err.errno, (started, mono), span)
     finally:
         if span is None:
             os.close(ofd)
             os.close(efd)
     task_of[pid] = id
     pid_of[id] = pid
+    clock_of[pid] = (started, mono)
     where = ''
     if span is not None:
         span_of[pid] = span
@@ -277,9 +287,10 @@ def queue_read(n, first):
 
 
 def take():
-    # The next task of the queue, (kind, fields, time taken), or None when there is none. The time is stamped
-    # under the lock, before the spawn, and rounded down (its end after the reap, rounded up): tasks taken in
-    # order have starts in order, and the record never says a task ran for less time than it did.
+    # The next task of the queue, (kind, fields, time taken, monotonic time taken), or None when there is none.
+    # The time is stamped under the lock, before the spawn, and rounded down (its end after the reap, rounded up,
+    # by end_stamp): tasks taken in order have starts in order, and the record never says a task ran for less
+    # time than it did.
     fcntl.lockf(queue_w, fcntl.LOCK_EX)
     try:
         head = queue_read(4, True)
@@ -287,10 +298,11 @@ def take():
             return None
         msg = queue_read(int.from_bytes(head, 'little'), False)
         started = math.floor(time.time() * 1000) / 1000
+        mono = time.monotonic()
     finally:
         fcntl.lockf(queue_w, fcntl.LOCK_UN)
     f = msg.split(b'\0')[:-1]
-    return f[0], f[1:], started
+    return f[0], f[1:], started, mono
 
 
 def signal_tasks(sig):
@@ -331,7 +343,7 @@ def reap():
         if id is None:
             continue
         del pid_of[id]
-        ended = math.ceil(time.time() * 1000) / 1000
+        ended = end_stamp(clock_of.pop(pid))
         span = span_of.pop(pid, None)
         out.append('E\t%s\t%d\t%.3f%s\n' % (id, status, ended, span_end(span) if span else ''))
 
