@@ -16,6 +16,7 @@ import {
   slotEnv,
   type TaskRequest,
 } from './spawner.js';
+import { StreamTap } from './stream-tap.js';
 
 interface Queued {
   req: TaskRequest;
@@ -54,7 +55,7 @@ class Guard {
 
 /**
  * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
- * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
+ * stderr going straight to its log files, or in segments through pipes of its own (StreamTap). A program that cannot be executed ends as in a shell: exit 127 with
  * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
  */
 export class NodeExecutor implements Executor {
@@ -192,7 +193,8 @@ export class NodeExecutor implements Executor {
         child = spawn(req.argv[0]!, req.argv.slice(1), {
           cwd: req.cwd,
           env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
-          stdio: ['ignore', logs.out, logs.err],
+          // In segments, pipes of its own, cut when it ends (StreamTap); else its own log files.
+          stdio: ['ignore', span ? 'pipe' : logs.out, span ? 'pipe' : logs.err],
           detached: true,
         });
       } catch (e) {
@@ -201,6 +203,14 @@ export class NodeExecutor implements Executor {
         return;
       }
       const pid = child.pid;
+      const taps =
+        span && pid !== undefined
+          ? [new StreamTap(child.stdout!, logs.out), new StreamTap(child.stderr!, logs.err)]
+          : [];
+      if (pid === undefined) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
       if (pid !== undefined) {
         this.running.set(q.e, child);
         this.guard.started(pid);
@@ -209,6 +219,7 @@ export class NodeExecutor implements Executor {
           // What it left in its group goes with it. It was reaped in this very callback: for its pid to be
           // another group's already, the kernel's pid counter would have to wrap onto it within microseconds.
           signalGroup(pid, 'SIGKILL');
+          for (const tap of taps) tap.cut(); // before the ends are taken: they are what the attempt wrote
           this.running.delete(q.e);
           this.guard.ended(pid);
           if (this.closed && this.running.size === 0) this.close();

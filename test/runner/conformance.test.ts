@@ -199,6 +199,42 @@ for (const impl of RUNNERS) {
           Object.fromEntries(commands.map((c, i) => [i + 1, want.attempt(o.launch, i + 1, 1, end(c))])),
         );
       });
+
+      test(`a process a task left outside its group writes after the task ended (${logs}): not into the next task's log`, async (t) => {
+        // Task 1 leaves a process in a session of its own (as a daemon does), which writes a result-like line once
+        // task 1 has ended and task 2 runs in the same slot. What it writes is no later attempt's.
+        // (Task 1 ends only once that process has its own session: before, it is still in task 1's group.)
+        const late = `(setsid sh -c ': > left; sleep 0.5; echo "{\\"loss\\": 999}"; echo late >&2' &); until [ -e left ]; do sleep 0.01; done; echo one; echo one >&2`;
+        const o = await runWith(t, impl, {
+          commands: [late, 'sleep 1.5; echo two; echo two >&2'],
+          settings: { maxTasks: 1 },
+          logs,
+        });
+        assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.attempt(o.launch, 2, 1, ok) });
+        const sliced = o.raw.some((r) => r.type === 'start' && r.task === 1 && r.seq !== undefined);
+        for (const ext of ['out', 'err'] as const) {
+          assert.equal(logOf(o, 2, ext), 'two\n', `task 2's ${ext}`);
+          // A file of its own may take the late bytes (they are task 1's); a slice of a segment never does.
+          if (sliced) assert.equal(logOf(o, 1, ext), 'one\n', `task 1's ${ext}`);
+          else assert.match(logOf(o, 1, ext), /^one\n/, `task 1's ${ext}`);
+        }
+        assertNothingLeft(o);
+      });
+
+      test(`output larger than a pipe holds, and an output closed early (${logs}): each log whole`, async (t) => {
+        const o = await runWith(t, impl, {
+          commands: [
+            'yes 0123456789 | head -c 3000000; yes abc | head -c 2000000 >&2; echo end',
+            'echo before; exec >&-; sleep 0.3; echo after >&2',
+          ],
+          logs,
+        });
+        assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.attempt(o.launch, 2, 1, ok) });
+        assert.equal(logOf(o, 1, 'out'), `${'0123456789\n'.repeat(272728).slice(0, 3000000)}end\n`);
+        assert.equal(logOf(o, 1, 'err'), 'abc\n'.repeat(500000));
+        assert.equal(logOf(o, 2, 'out'), 'before\n');
+        assert.equal(logOf(o, 2, 'err'), 'after\n');
+      });
     }
 
     test('exit 128+N is signal N for every signal the table names; other codes stay exit codes', async (t) => {

@@ -17,6 +17,9 @@ the main thread, once.
   as execvp does. Raises OSError when it cannot be executed.
 - cannot_execute(efd, argv0, err): write the reason to the task's stderr log; returns the exit code a shell gives
   (127 not found, 126 otherwise).
+- Tap: a task's stdout or stderr in its slot's segment, through a pipe of its own that the program copies from
+  (pump) and closes when the attempt ends (cut): a process the task left behind outside its group (setsid, a
+  daemon) that writes later gets EPIPE, and its bytes reach no later attempt's slice.
 """
 import errno
 import os
@@ -105,3 +108,53 @@ def cannot_execute(efd, argv0, err):
     if efd >= 0:
         os.write(efd, b'drover: cannot execute ' + argv0 + b': ' + os.strerror(err).encode() + b'\n')
     return 127 if err == errno.ENOENT else 126
+
+
+class Tap:
+    """One of a task's outputs in a segment: the pipe the task writes to, copied into the segment (fd `dest`)."""
+
+    CHUNK = 1 << 16
+    TURN = 16  # chunks a turn at most: a task that writes without pause cannot hold the program's loop
+
+    def __init__(self, dest):
+        self.dest = dest
+        self.r, self.w = os.pipe()  # not inherited by other tasks: the task gets `w` as its stdout or stderr
+        os.set_blocking(self.r, False)
+
+    def started(self):
+        # The task has its copy of the writing end.
+        os.close(self.w)
+        self.w = -1
+
+    def pump(self, turns=1):
+        # Copy what the pipe holds into the segment; True while the pipe may hold more (a turn's limit reached).
+        # At its end (every writer gone) the pipe is closed: `r` is -1 then, and nothing is left to watch.
+        for _ in range(turns * self.TURN):
+            if self.r < 0:
+                return False
+            try:
+                data = os.read(self.r, self.CHUNK)
+            except BlockingIOError:
+                return False
+            if not data:
+                self.close()
+                return False
+            try:
+                while data:
+                    data = data[os.write(self.dest, data):]
+            except OSError:
+                pass  # the segment cannot be written (a full disk): lost, as the task's own write would be
+        return True
+
+    def cut(self):
+        # The attempt has ended and its process group is gone: what it wrote before is in the pipe, so copy that
+        # and close the pipe. What a process it left outside its group writes later is not this attempt's (it
+        # ended) nor any other's.
+        self.pump(64)
+        self.close()
+
+    def close(self):
+        for fd in (self.r, self.w):
+            if fd >= 0:
+                os.close(fd)
+        self.r = self.w = -1

@@ -238,12 +238,13 @@ def is_cancelled(id):
 PATH = os.environ.get('PATH', '/usr/bin:/bin').encode()
 
 running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None, start, monotonic]
+taps_of = {}  # pid -> its (stdout, stderr) Taps, in segments
 all_ok = True
 
 # Output in slot segments (`--logs segments`, src/protocol/log-slices.ts), as the spawn server writes them: each
 # slot's two segments, opened once with O_APPEND, and its index; an attempt's output is the bytes between the
-# sizes taken just before its spawn and just after its reap (its group killed first), and its entry in the index
-# is written before the slot's next task starts.
+# sizes taken just before its spawn and just after its reap (its group killed first, and what it wrote to its
+# pipes copied in: common.Tap), and its entry in the index is written before the slot's next task starts.
 use_segments = S.get('logs') == 'segments'
 segments = {}  # slot -> [out fd, err fd, index fd, next entry]
 INDEX_ENTRY = 32
@@ -318,12 +319,22 @@ def start(id, attempt, argv):
             os.close(ofd)
     else:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], PATH)
+        taps = ()
         try:
             if path is None:
                 raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
-            pid = common.spawn_task(path, argv, env, ofd, efd)
+            # In segments, the task writes to pipes of its own, cut when it ends (see common.Tap).
+            taps = (common.Tap(ofd), common.Tap(efd)) if span is not None else ()
+            pid = common.spawn_task(path, argv, env, *((taps[0].w, taps[1].w) if taps else (ofd, efd)))
         except OSError as e:
+            for t in taps:
+                t.close()
+            taps = ()
             code = common.cannot_execute(efd, argv[0], e.errno)
+        for t in taps:
+            t.started()
+        if taps:
+            taps_of[pid] = taps
         if span is None:
             os.close(ofd)
             os.close(efd)
@@ -353,6 +364,8 @@ def stop(pid, why):
 def ended(pid, status):
     global all_ok
     id, attempt, slot, why, _, span, started, mono = running.pop(pid)
+    for t in taps_of.pop(pid, ()):
+        t.cut()  # what the attempt wrote, before its ends are taken
     # Its ends are taken (and indexed) before the slot is free for the next task.
     ends = span_end(slot, span) if span is not None else {}
     free.append(slot)
@@ -424,7 +437,12 @@ while True:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-    common.wait_for_children([], max(0.0, min(1.0, next_check - now_m)))
+    busy = False
+    for taps in taps_of.values():
+        for t in taps:
+            busy = t.pump() or busy
+    pipes = [t.r for taps in taps_of.values() for t in taps if t.r >= 0]
+    common.wait_for_children(pipes, 0 if busy else max(0.0, min(1.0, next_check - now_m)))
     # A SIGTERM that ended the wait is seen before the ends it may have caused.
     if flags['term'] and not flags['term_seen']:
         on_term()

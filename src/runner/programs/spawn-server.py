@@ -30,7 +30,9 @@
 # Output in segments (`T` messages, src/protocol/log-slices.ts): each (prefix, slot) has its two segment files,
 # opened once with O_APPEND, and its index. The sizes of both segments are taken just before a task is spawned
 # (its start offsets, reported with its start) and just after it is reaped (its ends): the ends are written into
-# the index, at the task's entry, before the slot's next task starts, and reported with its end.
+# the index, at the task's entry, before the slot's next task starts, and reported with its end. The task writes
+# to two pipes of its own, copied into the segments as they fill and closed once it is reaped (common.Tap): what
+# a process it left outside its group writes after that reaches no later attempt's slice.
 # Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
 #
 # Usage: python3 -I -S -c SOURCE COMMON, where COMMON is the text of drover_common.py (the code it shares with
@@ -123,6 +125,7 @@ task_of = {}
 pid_of = {}
 span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
 clock_of = {}  # pid -> (start stamp, monotonic time of it)
+taps_of = {}  # pid -> its (stdout, stderr) Taps, in segments
 quit = False  # the leader's `Q`: its input ended
 segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
 last_flush = 0.0
@@ -244,21 +247,34 @@ def start(kind, f, started, mono):
         except OSError:
             os.close(ofd)
             return fail(id, -1, argv[0], errno.EACCES, (started, mono))
+    taps = None
     try:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
             return fail(id, efd, argv[0], errno.ENOENT, (started, mono), span)
+        # In segments, the task writes to pipes of its own, cut when it ends (see common.Tap).
+        try:
+            taps = (common.Tap(ofd), common.Tap(efd)) if span is not None else None
+        except OSError as err:
+            return fail(id, efd, argv[0], err.errno, (started, mono), span)
+        tofd, tefd = (taps[0].w, taps[1].w) if taps else (ofd, efd)
         if cwd != start_dir:
-            pid = spawn_in(cwd, path, argv, env, ofd, efd)
+            pid = spawn_in(cwd, path, argv, env, tofd, tefd)
         else:
             try:
-                pid = common.spawn_task(path, argv, env, ofd, efd)
+                pid = common.spawn_task(path, argv, env, tofd, tefd)
             except OSError as err:
+                for t in taps or ():
+                    t.close()
                 return fail(id, efd, argv[0], err.errno, (started, mono), span)
     finally:
         if span is None:
             os.close(ofd)
             os.close(efd)
+    if taps:
+        for t in taps:
+            t.started()
+        taps_of[pid] = taps
     task_of[pid] = id
     pid_of[id] = pid
     clock_of[pid] = (started, mono)
@@ -344,6 +360,8 @@ def reap():
             continue
         del pid_of[id]
         ended = end_stamp(clock_of.pop(pid))
+        for t in taps_of.pop(pid, ()):
+            t.cut()  # before the ends are taken: they are what the attempt wrote
         span = span_of.pop(pid, None)
         out.append('E\t%s\t%d\t%.3f%s\n' % (id, status, ended, span_end(span) if span else ''))
 
@@ -373,7 +391,12 @@ def worker():
     while True:
         free = not task_of and not eof and not aborted
         timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
-        common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []), timeout)
+        busy = False
+        for taps in taps_of.values():
+            for t in taps:
+                busy = t.pump() or busy
+        pipes = [t.r for taps in taps_of.values() for t in taps if t.r >= 0]
+        common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []) + pipes, 0 if busy else timeout)
         reap()
         if not eof:
             buf, gone = read_all(ctl, buf)
