@@ -17,10 +17,13 @@ the main thread, once.
   as execvp does. Raises OSError when it cannot be executed.
 - cannot_execute(efd, argv0, err): write the reason to the task's stderr log; returns the exit code a shell gives
   (127 not found, 126 otherwise).
+- Segments: the slots' segment files (src/protocol/log-slices.ts), opened once each: begin() takes an attempt's
+  entry and start offsets before its spawn, end() its end offsets after its reap, into the index.
 - Tap: a task's stdout or stderr in its slot's segment, through a pipe of its own that the program copies from
   (pump) and closes when the attempt ends (cut): a process the task left behind outside its group (setsid, a
   daemon) that writes later gets EPIPE, and its bytes reach no later attempt's slice.
 """
+import collections
 import errno
 import os
 import select
@@ -158,3 +161,60 @@ class Tap:
             if fd >= 0:
                 os.close(fd)
         self.r = self.w = -1
+
+
+class Segments:
+    """Segment files by base path (`<base>.out`, `.err`, opened once with O_APPEND, and `.idx`): at most `most`
+    bases open at once, the least recently used closed first (a pool worker may run many launches)."""
+
+    INDEX_ENTRY = 32  # `%015d %015d\n`: an attempt's two end offsets, at its entry's number
+
+    def __init__(self, most=64):
+        self.most = most
+        self.open = collections.OrderedDict()  # base -> [out fd, err fd, index fd, next entry]
+
+    def files(self, base):
+        # The base's [out fd, err fd, index fd, next entry]; raises OSError when they cannot be opened.
+        s = self.open.get(base)
+        if s is not None:
+            self.open.move_to_end(base)
+            return s
+        fds = []
+        b = os.fsencode(base)
+        try:
+            fds.append(os.open(b + b'.out', SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(b + b'.err', SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(b + b'.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        s = self.open[base] = fds + [os.fstat(fds[2]).st_size // self.INDEX_ENTRY]
+        while len(self.open) > self.most:
+            _, old = self.open.popitem(last=False)
+            for fd in old[:3]:
+                os.close(fd)
+        return s
+
+    def begin(self, base):
+        # Before an attempt's spawn: (out fd, err fd, its entry, out offset, err offset). Raises OSError.
+        s = self.files(base)
+        seq = s[3]
+        s[3] += 1
+        return s[0], s[1], seq, os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+
+    def end(self, base, seq):
+        # After its reap (and its pipes cut): its end offsets, written into the index before the slot's next task
+        # can write; None when the segments cannot be read. An index that cannot be written (a full disk) still
+        # gives the ends: the record has them.
+        try:
+            s = self.files(base)
+            oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+        except OSError:
+            return None
+        s[3] = max(s[3], seq + 1)
+        try:
+            os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * self.INDEX_ENTRY)
+        except OSError:
+            pass
+        return oend, eend

@@ -246,44 +246,17 @@ all_ok = True
 # sizes taken just before its spawn and just after its reap (its group killed first, and what it wrote to its
 # pipes copied in: common.Tap), and its entry in the index is written before the slot's next task starts.
 use_segments = S.get('logs') == 'segments'
-segments = {}  # slot -> [out fd, err fd, index fd, next entry]
-INDEX_ENTRY = 32
+segments = common.Segments()
 
 
 def segment_base(slot):
     return os.path.join(log_dir, '%s.%d' % (name, slot))
 
 
-def segment(slot):
-    s = segments.get(slot)
-    if s is None:
-        base = segment_base(slot)
-        fds = []
-        try:
-            fds.append(os.open(base + '.out', common.SEGMENT_FLAGS, 0o666))
-            fds.append(os.open(base + '.err', common.SEGMENT_FLAGS, 0o666))
-            fds.append(os.open(base + '.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
-        except OSError:
-            for fd in fds:
-                os.close(fd)
-            raise
-        s = segments[slot] = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
-    return s
-
-
 def span_end(slot, seq):
-    # The sizes after the reap, into the index before the slot's next task can write; for the end record. An
-    # index that cannot be written (a full disk) still leaves the ends in the record.
-    s = segments[slot]
-    try:
-        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
-    except OSError:
-        return {}
-    try:
-        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
-    except OSError:
-        pass
-    return {'out_end': oend, 'err_end': eend}
+    # Its ends after the reap (common.Segments.end), for the end record.
+    ends = segments.end(segment_base(slot), seq)
+    return {'out_end': ends[0], 'err_end': ends[1]} if ends else {}
 
 
 def start(id, attempt, argv):
@@ -302,12 +275,9 @@ def start(id, attempt, argv):
     span, where = None, {}
     try:
         if use_segments:
-            seg = segment(slot)
-            ofd, efd = seg[0], seg[1]
-            span = seg[3]
-            seg[3] += 1
+            ofd, efd, span, ooff, eoff = segments.begin(segment_base(slot))
             out, err = segment_base(slot) + '.out', segment_base(slot) + '.err'
-            where = {'out_off': os.fstat(ofd).st_size, 'err_off': os.fstat(efd).st_size, 'seq': span}
+            where = {'out_off': ooff, 'err_off': eoff, 'seq': span}
         else:
             ofd = os.open(out, common.LOG_FLAGS, 0o666)
             efd = os.open(err, common.LOG_FLAGS, 0o666)

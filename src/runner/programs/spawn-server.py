@@ -60,8 +60,6 @@ eof = False
 aborted = False
 FLUSH_EVERY = 0.02
 PIPE_BUF = select.PIPE_BUF
-INDEX_ENTRY = 32
-MAX_SEGMENTS = 64  # open at once; a pool worker may run many launches over its life
 # The queue: the leader writes its end, every worker reads it; lockf needs a writable descriptor, so the lock is
 # taken on the writing end (workers never write to it).
 queue_r, queue_w = os.pipe()
@@ -123,54 +121,19 @@ slot_env = {}
 ctl = -1
 task_of = {}
 pid_of = {}
-span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+span_of = {}  # pid -> (segment base, entry, out start, err start)
 clock_of = {}  # pid -> (start stamp, monotonic time of it)
 taps_of = {}  # pid -> its (stdout, stderr) Taps, in segments
 quit = False  # the leader's `Q`: its input ended
-segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
+segments = common.Segments()  # base `<prefix>.<slot>` -> its files
 last_flush = 0.0
 
 
-def segment(prefix, slot):
-    key = (prefix, slot)
-    s = segments.get(key)
-    if s is not None:
-        segments.move_to_end(key)
-        return s
-    base = prefix + b'.' + slot.encode()
-    fds = []
-    try:
-        fds.append(os.open(base + b'.out', common.SEGMENT_FLAGS, 0o666))
-        fds.append(os.open(base + b'.err', common.SEGMENT_FLAGS, 0o666))
-        fds.append(os.open(base + b'.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
-    except OSError:
-        for fd in fds:
-            os.close(fd)
-        raise
-    s = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
-    segments[key] = s
-    while len(segments) > MAX_SEGMENTS:
-        _, old = segments.popitem(last=False)
-        for fd in old[:3]:
-            os.close(fd)
-    return s
-
-
 def span_end(span):
-    # Sizes after the reap, into the index before the slot's next task can write: then reported. An index that
-    # cannot be written (a full disk) still leaves the ends in the report, so the record has them.
-    prefix, slot, seq, ooff, eoff = span
-    try:
-        s = segment(prefix, slot)
-        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
-    except OSError:
-        return ''
-    s[3] = max(s[3], seq + 1)
-    try:
-        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
-    except OSError:
-        pass
-    return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
+    # Its ends after the reap (common.Segments.end), for its report; '' when they cannot be read.
+    at, seq, ooff, eoff = span
+    ends = segments.end(at, seq)
+    return '\t%d\t%d\t%d\t%d\t%d' % ((seq, ooff, eoff) + ends) if ends else ''
 
 
 def end_stamp(clock):
@@ -184,7 +147,7 @@ def fail(id, efd, argv0, e, clock, span=None):
     # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log. Its
     # start is when the slot took it and its end the failure, on one clock.
     code = common.cannot_execute(efd, argv0, e)
-    where = '\t%d\t%d\t%d' % span[2:] if span else ''
+    where = '\t%d\t%d\t%d' % span[1:] if span else ''
     end = '\t%.3f%s' % (end_stamp(clock), span_end(span) if span else '')
     out.append('S\t%s\t0\t%s\t%.3f%s\nE\t%s\t%d%s\n' % (id, slot, clock[0], where, id, code << 8, end))
 
@@ -230,13 +193,12 @@ def start(kind, f, started, mono):
     env.update(pairs(rest[2 + nargs:2 + nargs + nenv]))
     span = None
     if kind == b'T':
+        at = logs[0] + b'.' + slot.encode()
         try:
-            s = segment(logs[0], slot)
+            ofd, efd, seq, ooff, eoff = segments.begin(at)
         except OSError:
             return fail(id, -1, argv[0], errno.EACCES, (started, mono))
-        ofd, efd = s[0], s[1]
-        span = (logs[0], slot, s[3], os.fstat(ofd).st_size, os.fstat(efd).st_size)
-        s[3] += 1
+        span = (at, seq, ooff, eoff)
     else:
         try:
             ofd = os.open(logs[0], common.LOG_FLAGS, 0o666)
@@ -281,7 +243,7 @@ def start(kind, f, started, mono):
     where = ''
     if span is not None:
         span_of[pid] = span
-        where = '\t%d\t%d\t%d' % span[2:]
+        where = '\t%d\t%d\t%d' % span[1:]
     out.append('S\t%s\t%d\t%s\t%.3f%s\n' % (id, pid, slot, started, where))
 
 
