@@ -212,12 +212,13 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   const ws = openWorkspace();
   if (spec.backend === 'local' && spec.request.after !== undefined) {
     const waitFor = launchesToWaitFor(ws.ledger, spec.request.after);
-    if (spec.detach) return waitInBackground(ws, spec.request.after, argv);
-    const after = await waitForLaunches(ws.ledger, waitFor, (ids) =>
-      note(`drover: waiting for launch ${ids.join(', ')} to end (--after)...`),
+    const ids = waitFor.map((l) => l.id).join(',');
+    if (spec.detach) return waitInBackground(ws, ids, argv);
+    const after = await waitForLaunches(ws.ledger, waitFor, (open) =>
+      note(`drover: waiting for launch ${open.join(', ')} to end (--after)...`),
     );
     if (!after.ok) {
-      note(`drover: --after ${spec.request.after}: ${after.why}: nothing launched`);
+      note(`drover: --after ${ids}: ${after.why}: nothing launched`);
       return 1;
     }
   }

@@ -4,6 +4,8 @@ import { usageError } from '../errors.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts } from '../ledger/queries.js';
+import { listItems } from '../util/list-items.js';
+import { quoted } from '../util/quote.js';
 
 /** How often a launch waiting with `--after` looks at the launches it waits for. */
 const LOOK_EVERY_MS = 1000;
@@ -13,11 +15,12 @@ const LOOK_EVERY_MS = 1000;
  * `--after` names scheduler job ids instead, and the scheduler waits). Refused at once if one does not exist.
  */
 export function launchesToWaitFor(ledger: Ledger, after: string): LaunchRow[] {
-  if (!/^\d{1,15}(,\d{1,15})*$/.test(after))
+  const ids = listItems(after);
+  if (!ids.every((id) => /^\d{1,15}$/.test(id)))
     throw usageError(
-      `--after '${after}' is not a list of launch ids: give e.g. 3 or 3,5 (drover status shows them)`,
+      `--after ${quoted(after)} is not a list of launch ids: give e.g. 3 or 3,5 (drover status shows them)`,
     );
-  return after.split(',').map((text) => {
+  return ids.map((text) => {
     const row = getLaunch(ledger, Number(text));
     if (!row)
       throw usageError(

@@ -87,6 +87,9 @@ test('launch --after with a launch that does not exist, or not a launch id, exit
     ['1,', /'1,' is not a list of launch ids/],
     ['', /'' is not a list of launch ids/],
     ['1;rm -rf .', /is not a list of launch ids/],
+    [' 1,', /' 1,' is not a list of launch ids/],
+    [' ', /' ' is not a list of launch ids/],
+    ['1\n2', /'1\\n2' is not a list of launch ids/],
   ] as const) {
     const r = await runDrover(['launch', 'then', '--after', value], { cwd });
     assert.equal(r.code, 2, `--after ${value}: ${r.stderr}`);
@@ -111,4 +114,13 @@ test('launch --detach --after returns at once; the launch runs in the background
   await waitFor('the waiter to launch and end', () => !isAlive(pid), 30_000);
   const s = await droverJson<{ counts: Record<string, number> }>(['status', 'then', '--json'], { cwd });
   assert.equal(s.counts.succeeded, 2);
+});
+
+test('launch --after takes blanks around its ids, as every list does', async (t) => {
+  const { cwd } = await folder(t);
+  fs.writeFileSync(path.join(cwd, 'go'), '0');
+  const r = await runDrover(['launch', 'then', '--after', ' 1 ', '-q'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  const then = await droverJson<{ counts: Record<string, number> }>(['status', 'then', '--json'], { cwd });
+  assert.equal(then.counts.succeeded, 2);
 });
