@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
-import { launchesToWaitFor, waitForLaunches } from '../launch/after.js';
+import { afterNow, launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
@@ -212,12 +212,20 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   const ws = openWorkspace();
   if (spec.backend === 'local' && spec.request.after !== undefined) {
     const waitFor = launchesToWaitFor(ws.ledger, spec.request.after);
-    if (spec.detach) return waitInBackground(ws, spec.request.after, argv);
-    const after = await waitForLaunches(ws.ledger, waitFor, (ids) =>
-      note(`drover: waiting for launch ${ids.join(', ')} to end (--after)...`),
-    );
-    if (!after.ok) {
-      note(`drover: --after ${spec.request.after}: ${after.why}: nothing launched`);
+    const ids = waitFor.map((l) => l.id).join(',');
+    if (spec.detach) return waitInBackground(ws, ids, argv);
+    // A dry run does not wait: it says what the launch would wait for, or how L ended if it has.
+    const after = spec.dryRun
+      ? afterNow(ws.ledger, waitFor)
+      : await waitForLaunches(ws.ledger, waitFor, (open) =>
+          note(`drover: waiting for launch ${open.join(', ')} to end (--after)...`),
+        );
+    if ('open' in after)
+      note(
+        `drover: --after ${ids}: would wait for launch ${after.open.join(', ')} to end, and launch only if every task of ${ids} succeeded`,
+      );
+    else if (!after.ok) {
+      note(`drover: --after ${ids}: ${after.why}: nothing ${spec.dryRun ? 'would be ' : ''}launched`);
       return 1;
     }
   }

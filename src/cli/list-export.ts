@@ -7,7 +7,8 @@ import { type TaskDetail, taskDetailChunks } from '../ledger/task-details.js';
 import { paramColumns, type TaskFilter } from '../ledger/task-table.js';
 import { outputSize } from '../protocol/log-slices.js';
 import { shortHostname } from '../util/proc.js';
-import { csvField, isoTime, JOBLOG_HEAD, joblogLine, numberCell, tsvField } from './export-format.js';
+import { csvField } from './csv.js';
+import { isoTime, JOBLOG_HEAD, joblogLine, numberCell, tsvField } from './export-format.js';
 import { note } from './output.js';
 
 /** `drover list --csv` / `--tsv`: which one. */

@@ -242,6 +242,8 @@ export function taskAttempt(
       attempt: number;
       state: State;
       launch_id: number;
+      /** Why it ended so, when known (a lost attempt: what said it is lost). */
+      reason: string | null;
     })
   | undefined {
   const sql =
