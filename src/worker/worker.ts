@@ -168,10 +168,9 @@ export class Worker {
   private async finish(reason: string, code: number): Promise<void> {
     for (const r of this.runners.values()) r.close();
     const deadline = Date.now() + 60_000;
-    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) {
-      this.reporter.flush();
-      await sleep(50);
-    }
+    this.reporter.flush(true);
+    // The reporter sends (and resends, with its backoff) by itself: this only waits.
+    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) await sleep(50);
     await this.api.call('POST', `/workers/${this.id}/leave`, { reason }, 5000).catch(() => {});
     this.exit(code);
   }
@@ -295,7 +294,7 @@ export class Worker {
     this.heartbeat = a.heartbeat;
     this.reporter.outbox.ack(a.seq);
     this.o.log(`registered with ${this.api.url} as ${this.id} (${this.slots.length} slots)`);
-    this.reporter.flush();
+    this.reporter.flush(true);
   }
 
   /** The controller is away or forgot us: register again, with backoff, up to `patience` seconds. */
