@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { LaunchSettings, TaskAssignment } from '../protocol/messages.js';
+import type { AttemptKey, LaunchSettings, TaskAssignment } from '../protocol/messages.js';
 import type { AttemptRecord } from '../protocol/records.js';
 import type { GroupFile } from '../runner/group.js';
 import { Runner } from '../runner/runner.js';
@@ -49,6 +49,13 @@ export class LaunchRunners {
   /** Cancel a task (the user asked): recorded `cancelled`. */
   cancel(launch: number, task: number): void {
     this.runners.get(launch)?.cancel([task]);
+  }
+
+  /** Stop these attempts and report nothing more of them (Runner.abandon). */
+  abandon(keys: readonly AttemptKey[]): void {
+    const byLaunch = new Map<number, AttemptKey[]>();
+    for (const k of keys) byLaunch.set(k.launch, [...(byLaunch.get(k.launch) ?? []), k]);
+    for (const [launch, list] of byLaunch) this.runners.get(launch)?.abandon(list);
   }
 
   /** Cancel every task (the controller said stop). */

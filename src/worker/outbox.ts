@@ -1,4 +1,4 @@
-import type { AttemptKey, ReportBatch, TaskKey } from '../protocol/messages.js';
+import type { AttemptKey, ReportBatch } from '../protocol/messages.js';
 import type { AttemptRecord, EndRecord, SkipRecord, StartRecord } from '../protocol/records.js';
 
 /** A record the controller is told of. */
@@ -35,9 +35,9 @@ export class Outbox {
   /** `launch:task` → the task and the attempt it runs, from receipt until its end's record is acknowledged. */
   readonly holding = new Map<string, AttemptKey>();
 
-  /** The tasks it holds, as a registration lists them. */
-  held(): TaskKey[] {
-    return [...this.holding.values()].map((h) => ({ launch: h.launch, task: h.task }));
+  /** The attempts it holds, as a registration lists them. */
+  held(): AttemptKey[] {
+    return [...this.holding.values()].map((h) => ({ launch: h.launch, task: h.task, attempt: h.attempt }));
   }
 
   /** Take a record of a launch (start, end, skip; others are not reported). */
@@ -115,6 +115,23 @@ export class Outbox {
       if (h && (k.attempt === 0 || h.attempt === k.attempt)) this.holding.delete(key);
     }
     return dropped;
+  }
+
+  /**
+   * These attempts it holds are no longer its own (the controller took it for lost, or does not know it): forget
+   * them and drop every record of them not acknowledged yet — a skip of such a task is its attempt's, as the
+   * worker holds one attempt of a task at a time.
+   */
+  disown(keys: readonly AttemptKey[]): void {
+    const attempts = new Set(keys.map((k) => `${k.launch}:${k.task}:${k.attempt}`));
+    const tasks = new Set(keys.map((k) => `${k.launch}:${k.task}`));
+    this.drop((launch, r) =>
+      r.type === 'skip' ? tasks.has(`${launch}:${r.task}`) : attempts.has(`${launch}:${r.task}:${r.attempt}`),
+    );
+    for (const k of keys) {
+      const key = `${k.launch}:${k.task}`;
+      if (this.holding.get(key)?.attempt === k.attempt) this.holding.delete(key);
+    }
   }
 
   /** Drop the reported records (start, end, skip) that `gone` names, and batches left empty; how many went. */

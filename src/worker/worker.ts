@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { ownElement } from '../backends/pool/starting.js';
 import { ApiClient, ApiError } from '../protocol/client.js';
 import type {
+  AttemptKey,
   PollAnswer,
   RegisterAnswer,
   RegisterRequest,
@@ -212,9 +213,19 @@ export class Worker {
   }
 
   /**
-   * Register: the first time, for an id and a secret; again (after the controller was away) with them. A
-   * controller that does not know the id (another ledger) gives a new one: the tasks held under the old one are
-   * not its own there, and it asks for them to be stopped.
+   * Attempts it holds are no longer its own: its runners stop their processes (SIGTERM, then SIGKILL after the
+   * launch's grace) and report nothing more of them, and their records not yet acknowledged are dropped.
+   */
+  private disown(keys: readonly AttemptKey[], why: string): void {
+    this.runners.abandon(keys);
+    this.reporter.outbox.disown(keys);
+    this.o.log(`${why}: stopped ${keys.length} attempt(s) no longer mine; their records are dropped`);
+  }
+
+  /**
+   * Register: the first time, for an id and a secret; again (after the controller was away) with them, listing
+   * the attempts it holds. The answer disowns those that are not its own (taken back while it was taken for lost;
+   * all of them when a controller that does not know the id, another ledger, gives it a new one).
    */
   private async register(): Promise<void> {
     const element = ownElement();
@@ -238,6 +249,8 @@ export class Worker {
       const { id: _id, secret: _secret, ...fresh } = req;
       a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
     }
+    // Before anything else reaches it (tasks come with polls, after this answer): its attempts may be taken back.
+    if (a.disowned && a.disowned.length > 0) this.disown(a.disowned, 'the controller took back attempts');
     if (a.secret !== undefined) {
       this.secret = a.secret;
       this.api.headers[WORKER_SECRET_HEADER] = a.secret;

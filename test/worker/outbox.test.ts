@@ -133,3 +133,25 @@ test('a refusal naming a launch (task 0: it is not open) drops all of its record
   // A refusal of nothing it has drops nothing (the reporter then backs off rather than resend at once).
   assert.equal(o.refuse([{ launch: 9, task: 1, attempt: 1 }]), 0);
 });
+
+test('disowned attempts: their records go (a skip of such a task too), other attempts and tasks stay', () => {
+  const o = new Outbox();
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 2 });
+  o.holding.set('1:6', { launch: 1, task: 6, attempt: 1 });
+  o.holding.set('1:7', { launch: 1, task: 7, attempt: 1 });
+  o.add(1, { ...start(5), attempt: 2 });
+  o.add(1, start(6));
+  o.take();
+  o.add(1, { ...end(5), attempt: 2 });
+  o.add(1, { type: 'skip', task: 7, at: 3, state: 'cancelled' });
+  o.disown([
+    { launch: 1, task: 5, attempt: 2 },
+    { launch: 1, task: 7, attempt: 1 },
+  ]);
+  assert.deepEqual(
+    o.take().flatMap((b) => b.records.map((r) => [r.type, (r as StartRecord).task])),
+    [['start', 6]],
+  );
+  assert.deepEqual([...o.holding.keys()], ['1:6']);
+  assert.deepEqual(o.held(), [{ launch: 1, task: 6, attempt: 1 }]);
+});
