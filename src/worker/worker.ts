@@ -59,6 +59,8 @@ export class Worker {
   private readonly resources: Resources;
   private readonly executor: Executor;
   private readonly runners: LaunchRunners;
+  /** Registrations so far: an answer to a request sent before the last one speaks of an earlier session. */
+  private epoch = 0;
   private readonly reporter: Reporter;
   private stopping: 'drain' | 'stop' | undefined;
   private setupDone = false;
@@ -199,6 +201,7 @@ export class Worker {
   }
 
   private async beat(): Promise<void> {
+    const epoch = this.epoch;
     try {
       const a = await this.api.call<{ stop?: 'drain' | 'stop' }>(
         'POST',
@@ -207,9 +210,21 @@ export class Worker {
         10_000,
       );
       if (a.stop) this.stop(a.stop);
-    } catch {
-      // the poll loop notices and reconnects
+    } catch (err) {
+      // The poll loop notices and registers again: the answer says which attempts are no longer its own. A
+      // worker draining or stopping polls no more: it stops them all itself, then leaves.
+      if (this.stopping && isUnknownWorker(err) && epoch === this.epoch) this.forgotten();
     }
+  }
+
+  /**
+   * The controller answered a draining or stopping worker that it does not count it as live (it took it for lost,
+   * or never knew it): none of the attempts it holds is its own any more — the controller recorded the started
+   * ones `lost` and may run them again elsewhere. Stop them all and drop their records.
+   */
+  private forgotten(): void {
+    const held = this.reporter.outbox.held();
+    if (held.length > 0) this.disown(held, 'the controller no longer counts this worker as live');
   }
 
   /**
@@ -249,6 +264,7 @@ export class Worker {
       const { id: _id, secret: _secret, ...fresh } = req;
       a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
     }
+    this.epoch++;
     // Before anything else reaches it (tasks come with polls, after this answer): its attempts may be taken back.
     if (a.disowned && a.disowned.length > 0) this.disown(a.disowned, 'the controller took back attempts');
     if (a.secret !== undefined) {
@@ -295,6 +311,11 @@ export class Worker {
       delay = Math.min(1000, delay * 2);
     }
   }
+}
+
+/** The controller does not count the worker as live (409 `unknown-worker`). */
+function isUnknownWorker(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'unknown-worker';
 }
 
 function sleep(ms: number): Promise<void> {

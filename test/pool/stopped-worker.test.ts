@@ -162,3 +162,53 @@ test('a worker stopped past --lost-after and continued: its lost task is killed,
     assert.equal(groupAlive(pgidOf(cwd, task!, attempt!)), false, `a process of task ${f} is left`);
   }
 });
+
+test('a draining worker stopped past --lost-after: awake, it stops its lost task and leaves at once', async (t) => {
+  const { cwd } = await poolWorkspace(t);
+  fs.mkdirSync(path.join(cwd, 'pgids'));
+  // Stopped, the task takes its time to go (its shell runs the trap once sleep is gone): until SIGKILL.
+  fs.writeFileSync(
+    path.join(cwd, 'slow.sh'),
+    'ps -o pgid= -p $$ | tr -d " " > "pgids/$DROVER_TASK_ID.$DROVER_ATTEMPT"\ntrap "sleep 30" TERM\nsleep 60\n',
+  );
+  await createPool(cwd, 'p', ['--workers', '1', '--cpus', '1']);
+  const r = await runDrover(
+    ['launch', '--pool', 'p', '--jobname', 'D', '--command', 'sh slow.sh', '--kill-grace', '2'],
+    { cwd },
+  );
+  assert.equal(r.code, 0, r.stderr);
+  await waitFor('the task to start', () => fs.existsSync(path.join(cwd, 'pgids', '1.1')));
+  const [worker] = await poolWorkers(cwd);
+  const scale = await runDrover(['pool', 'scale', 'p', '--workers', '0'], { cwd });
+  assert.equal(scale.code, 0, scale.stderr);
+  await waitFor('the worker to drain', async () => (await poolWorkers(cwd))[0]?.state === 'draining');
+
+  process.kill(worker!.pid, 'SIGSTOP');
+  t.after(() => {
+    try {
+      process.kill(worker!.pid, 'SIGCONT');
+    } catch {
+      // gone
+    }
+  });
+  await waitFor(
+    'the task to be recorded lost',
+    () => attempts(cwd, 'D').some((a) => a.state === 'lost'),
+    15_000,
+  );
+  process.kill(worker!.pid, 'SIGCONT');
+  // It does not wait out its tasks for a minute: they are no longer its own. It stops them and leaves; its
+  // process ends once its tasks' processes are gone (the task takes its --kill-grace to go).
+  await waitFor('the worker to exit', () => liveWorkers(cwd).length === 0, 10_000);
+  assert.equal(
+    groupAlive(pgidOf(cwd, 1, 1)),
+    false,
+    'the lost attempt’s processes are gone before the worker',
+  );
+  assert.deepEqual(
+    attempts(cwd, 'D').map((a) => [a.task_id, a.attempt, a.state]),
+    [[1, 1, 'lost']],
+  );
+  const log = workerLog(cwd, worker!.id);
+  assert.ok(log.length <= 6, `${log.length} log lines:\n${log.join('\n')}`);
+});
