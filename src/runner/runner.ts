@@ -88,6 +88,8 @@ interface InFlight extends Queued {
   /** The runner's monotonic clock (ms) when it learnt of the start: its end, when no executor stamps it, is
    * `startedAt` plus the time since, so an attempt never ends before it started whatever the wall clock does. */
   startedMono?: number;
+  /** No longer this runner's to report (abandon): its records go to the record file only. */
+  abandoned?: boolean;
 }
 
 /** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
@@ -255,6 +257,28 @@ export class Runner {
   }
 
   /**
+   * Stop these attempts and report nothing more of them: they are no longer this runner's (a pool worker's
+   * attempts that the controller took back). Queued ones never start; running ones get SIGTERM, then SIGKILL
+   * after the grace period. What becomes of them is written to the record file (the runner's own journal), never
+   * passed to the hooks.
+   */
+  abandon(attempts: readonly { task: number; attempt: number }[]): void {
+    const wanted = new Set(attempts.map((a) => `${a.task}:${a.attempt}`));
+    const hit = (q: Queued) => wanted.has(`${q.task.id}:${q.attempt}`);
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const q = this.queue[i]!;
+      if (!hit(q)) continue;
+      this.queue.splice(i, 1);
+      this.skip(q.task.id, true);
+    }
+    const targets = [...this.inFlight].filter(hit);
+    for (const f of targets) f.abandoned = true;
+    for (const f of targets) if (f.pid === null) this.stop(f, 'cancel');
+    for (const f of targets) if (f.pid !== null) this.stop(f, 'cancel');
+    this.maybeFinish();
+  }
+
+  /**
    * The runner got SIGTERM. With `termState` `cancelled` (a local launch) this is a cancel of everything.
    * With `killed` (a scheduler stopping the element) the tasks with a cancel request are cancelled (drover cancel
    * asks for the stop with them), the other running ones are stopped and recorded `killed`, and tasks that never
@@ -322,9 +346,10 @@ export class Runner {
     }
   }
 
-  private skip(task: number): void {
-    this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
-    this.skipped(task);
+  /** Record a task cancelled before it started (`quiet`: an abandoned attempt, in the record file only). */
+  private skip(task: number, quiet = false): void {
+    this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' }, quiet);
+    if (!quiet) this.skipped(task);
   }
 
   /**
@@ -451,18 +476,21 @@ export class Runner {
       f.startedAt = s.at ?? nowSec();
       f.startedMono = performance.now();
       const gpus = this.slots[s.slot]?.gpus ?? [];
-      this.record({
-        type: 'start',
-        task: task.id,
-        attempt,
-        at: f.startedAt,
-        pid: s.pid,
-        slot: s.slot,
-        gpus: gpus.length > 0 ? gpus.join(',') : null,
-        host: this.host,
-        ...logsOf(s.slot, s.segment),
-      });
-      this.hooks.onStart?.(task.id, attempt, s.slot);
+      this.record(
+        {
+          type: 'start',
+          task: task.id,
+          attempt,
+          at: f.startedAt,
+          pid: s.pid,
+          slot: s.slot,
+          gpus: gpus.length > 0 ? gpus.join(',') : null,
+          host: this.host,
+          ...logsOf(s.slot, s.segment),
+        },
+        f.abandoned,
+      );
+      if (!f.abandoned) this.hooks.onStart?.(task.id, attempt, s.slot);
       if (f.stopReason !== null) this.signalStop(f);
       else if (this.group.taskTimeout !== undefined) {
         f.timers.push(setLongTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
@@ -474,7 +502,7 @@ export class Runner {
       if (exit === null) {
         // Held back while records cannot be written: it starts when they can.
         if (f.held && f.stopReason === null) this.queue.unshift(q);
-        else if (f.stopReason !== 'scheduler') this.skip(task.id); // withdrawn before it started
+        else if (f.stopReason !== 'scheduler') this.skip(task.id, f.abandoned); // withdrawn before it started
         this.pump();
         return;
       }
@@ -485,33 +513,44 @@ export class Runner {
         // Its start is the executor's try, on the clock of its end (the runner heard of both later).
         f.startedAt = exit.triedAt ?? nowSec();
         f.startedMono = performance.now();
-        this.record({
-          type: 'start',
-          task: task.id,
-          attempt,
-          at: f.startedAt,
-          pid: 0,
-          slot,
-          gpus: gpus.length > 0 ? gpus.join(',') : null,
-          host: this.host,
-          ...logsOf(slot, exit.segment),
-        });
+        this.record(
+          {
+            type: 'start',
+            task: task.id,
+            attempt,
+            at: f.startedAt,
+            pid: 0,
+            slot,
+            gpus: gpus.length > 0 ? gpus.join(',') : null,
+            host: this.host,
+            ...logsOf(slot, exit.segment),
+          },
+          f.abandoned,
+        );
       }
       const stop = exit.serverLost && f.stopReason === null ? 'server' : f.stopReason;
       const end = endState(stop, waitStatus(exit), this.group.taskTimeout);
-      const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
+      const willRetry =
+        isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll && !f.abandoned;
       const at = exit.at ?? Math.ceil(f.startedAt! * 1000 + performance.now() - f.startedMono!) / 1000;
-      this.record({
-        type: 'end',
-        task: task.id,
-        attempt,
-        at,
-        ...end,
-        ...(willRetry ? { retry: true } : {}),
-        ...(segments && exit.segment?.outEnd !== undefined
-          ? { out_end: exit.segment.outEnd, err_end: exit.segment.errEnd! }
-          : {}),
-      });
+      this.record(
+        {
+          type: 'end',
+          task: task.id,
+          attempt,
+          at,
+          ...end,
+          ...(willRetry ? { retry: true } : {}),
+          ...(segments && exit.segment?.outEnd !== undefined
+            ? { out_end: exit.segment.outEnd, err_end: exit.segment.errEnd! }
+            : {}),
+        },
+        f.abandoned,
+      );
+      if (f.abandoned) {
+        this.pump();
+        return;
+      }
       this.hooks.onEnd?.({
         task: task.id,
         attempt,
@@ -561,9 +600,10 @@ export class Runner {
     f.timers.push(setLongTimeout(() => this.executor.signal(f.exec, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
-  private record(r: AttemptRecord): void {
+  /** Write a record to the record file and pass it on (`quiet`: to the file only). */
+  private record(r: AttemptRecord, quiet = false): void {
     this.writer.write(r);
-    this.hooks.onRecord?.(r);
+    if (!quiet) this.hooks.onRecord?.(r);
   }
 
   private maybeFinish(): void {
