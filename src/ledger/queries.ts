@@ -1,4 +1,4 @@
-import { STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
+import { isFailedState, STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
 import { NO_LATEST } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
@@ -214,6 +214,32 @@ export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => 
       id: number;
     }[]
   ).map((r) => r.id);
+}
+
+/** A task whose latest state is a failure, as `drover status` lists it. */
+export interface FailedTask {
+  /** Task id. */
+  task: number;
+  state: State;
+  /** Its latest exit code, when it exited. */
+  exit_code: number | null;
+  /** Why its latest attempt ended so, when known (e.g. the scheduler's reason). */
+  reason: string | null;
+}
+
+/** The first `limit` of a job's tasks (in id order) whose state is a failure (isFailedState), through the state index. */
+export function failedTasks(ledger: Ledger, jobId: number, limit: number): FailedTask[] {
+  const failedStates = STATES.filter(isFailedState);
+  return ledger
+    .stmt(
+      `SELECT id AS task, state, exit_code,
+         (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
+          ORDER BY a.attempt DESC LIMIT 1) AS reason
+       FROM tasks INDEXED BY tasks_state
+       WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')}) AND state != 'pending'
+       ORDER BY +id LIMIT ?`,
+    )
+    .all(jobId, ...failedStates, limit) as FailedTask[];
 }
 
 /** Where an attempt's output is (src/protocol/log-slices.ts: placeOf). */
