@@ -1,9 +1,10 @@
 import { isFailedState, STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
+import { idIn } from './id-list.js';
 import type { TaskRow } from './jobs.js';
 import { NO_LATEST } from './latest-attempt.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { stateIndexTerms, taskWhere } from './task-table.js';
+import { stateIndexTerms, type TaskFilter, taskWhere } from './task-filter.js';
 
 /** Count rows by state into a record with every state present. */
 function countBy(rows: { state: State; n: number }[]): Record<State, number> {
@@ -75,11 +76,7 @@ export function slowestAttempts(ledger: Ledger, jobId: number, limit: number): S
 }
 
 /** A job's tasks, optionally only some ids and states, in id order. */
-export function listTasks(
-  ledger: Ledger,
-  jobId: number,
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-): TaskRow[] {
+export function listTasks(ledger: Ledger, jobId: number, filter: TaskFilter = {}): TaskRow[] {
   const out: TaskRow[] = [];
   for (const chunk of taskChunks(ledger, jobId, filter)) out.push(...chunk);
   return out;
@@ -104,7 +101,7 @@ export function listTasks(
 export function* taskJsonChunks(
   ledger: Ledger,
   job: { id: number; name: string },
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
+  filter: TaskFilter = {},
   withJobname = false,
   size = 1000,
 ): Generator<Buffer> {
@@ -165,7 +162,7 @@ type RawTask = [number, string, string, State, number | null, number, number | n
 export function* taskChunks(
   ledger: Ledger,
   jobId: number,
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
+  filter: TaskFilter = {},
   size = 1000,
 ): Generator<TaskRow[]> {
   const ids = filter.ids ? new Set(filter.ids) : undefined;
@@ -206,14 +203,12 @@ export function* taskChunks(
 export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => boolean): number[] {
   const states = STATES.filter(pick);
   if (states.length === 0) return [];
-  const terms = stateIndexTerms(states);
-  const indexed = terms.length > 0 ? ' INDEXED BY tasks_state' : '';
-  const where = [`job_id = ? AND state IN (${states.map(() => '?').join(', ')})`, ...terms].join(' AND ');
-  return (
-    ledger.stmt(`SELECT id FROM tasks${indexed} WHERE ${where} ORDER BY id`).all(jobId, ...states) as {
-      id: number;
-    }[]
-  ).map((r) => r.id);
+  const w = taskWhere({ states });
+  const indexed = stateIndexTerms(states).length > 0 ? ' INDEXED BY tasks_state' : '';
+  return ledger
+    .stmt(`SELECT id FROM tasks${indexed} WHERE ${w.sql} ORDER BY id`)
+    .pluck()
+    .all(jobId, ...w.args) as number[];
 }
 
 /** A task whose latest state is a failure, as `drover status` lists it. */
@@ -229,17 +224,16 @@ export interface FailedTask {
 
 /** The first `limit` of a job's tasks (in id order) whose state is a failure (isFailedState), through the state index. */
 export function failedTasks(ledger: Ledger, jobId: number, limit: number): FailedTask[] {
-  const failedStates = STATES.filter(isFailedState);
+  // The failed states leave pending out: the WHERE says state != 'pending', which the state index needs.
+  const w = taskWhere({ states: STATES.filter(isFailedState) });
   return ledger
     .stmt(
       `SELECT id AS task, state, exit_code,
          (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
           ORDER BY a.attempt DESC LIMIT 1) AS reason
-       FROM tasks INDEXED BY tasks_state
-       WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')}) AND state != 'pending'
-       ORDER BY +id LIMIT ?`,
+       FROM tasks INDEXED BY tasks_state WHERE ${w.sql} ORDER BY +id LIMIT ?`,
     )
-    .all(jobId, ...failedStates, limit) as FailedTask[];
+    .all(jobId, ...w.args, limit) as FailedTask[];
 }
 
 /** Where an attempt's output is (src/protocol/log-slices.ts: placeOf). */
@@ -337,6 +331,7 @@ export interface AttemptRow {
 
 /** A job's attempts, every command's, in task then attempt order; optionally only some task ids. */
 export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number[]): AttemptRow[] {
+  const only = ids ? idIn('a.task_id', ids) : undefined;
   const rows = ledger
     .stmt(
       `SELECT a.task_id AS task, a.attempt, CAST(a.launch_id AS TEXT) AS launch, a.state, a.exit_code, a.signal,
@@ -347,10 +342,9 @@ export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number
          JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
          LEFT JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          LEFT JOIN task_revisions r ON r.job_id = a.job_id AND r.task_id = a.task_id AND r.revision = lt.revision
-       WHERE a.job_id = ? AND (? IS NULL OR a.task_id IN (SELECT value FROM json_each(?)))
-       ORDER BY a.task_id, a.attempt`,
+       WHERE a.job_id = ?${only ? ` AND ${only.sql}` : ''} ORDER BY a.task_id, a.attempt`,
     )
-    .all(jobId, ids ? 1 : null, ids ? JSON.stringify(ids) : '[]') as (Omit<AttemptRow, 'current'> & {
+    .all(jobId, ...(only?.params ?? [])) as (Omit<AttemptRow, 'current'> & {
     current: number;
   })[];
   return rows.map((r) => ({ ...r, current: r.current === 1 }));

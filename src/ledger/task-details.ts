@@ -2,7 +2,7 @@ import type { State } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
-import { type TaskFilter, taskWhere } from './task-table.js';
+import { type TaskFilter, taskWhere } from './task-filter.js';
 
 /** A task with what its latest attempt (of its current command) says of when, where and how it ended. */
 export interface TaskDetail extends TaskRow {
