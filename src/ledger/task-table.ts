@@ -1,4 +1,5 @@
 import type { State } from '../protocol/states.js';
+import { keysetChunks, keysetPage } from './keyset.js';
 import type { Ledger } from './ledger.js';
 import { type TaskFilter, taskWhere } from './task-filter.js';
 
@@ -57,19 +58,9 @@ export function* tableRows(
   size = 10_000,
 ): Generator<TableRow[]> {
   const w = taskWhere(filter);
-  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
-  const stmt = ledger
-    .stmt(
-      `SELECT id, state, exit_code, tries, tag, command, params FROM tasks WHERE ${w.sql} AND id > ? ORDER BY id LIMIT ?`,
-    )
-    .raw(true);
-  let after = 0;
-  for (;;) {
-    const rows = stmt.raw(true).all(jobId, ...w.args, after, size) as TableRow[];
-    if (rows.length === 0) return;
-    after = rows[rows.length - 1]![0];
-    yield rows;
-  }
+  const select = 'id, state, exit_code, tries, tag, command, params';
+  const page = keysetPage({ select, from: 'tasks', where: w.sql, key: 'id' });
+  yield* keysetChunks<TableRow>(ledger, page, [jobId, ...w.args], size);
 }
 
 /** A params column: its key, the widest plain-ASCII value, and the other values (the caller measures them). */
