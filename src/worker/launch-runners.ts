@@ -4,11 +4,11 @@ import type { AttemptRecord } from '../protocol/records.js';
 import type { GroupFile } from '../runner/group.js';
 import { Runner } from '../runner/runner.js';
 import type { Slot } from '../runner/slots.js';
-import type { Executor } from '../runner/spawner.js';
+import type { ProcessStarter } from '../runner/starters/starter.js';
 
 /** What a worker's runners share, and where their records go. */
 export interface RunnersContext {
-  executor: Executor;
+  starter: ProcessStarter;
   slots: Slot[];
   /** Folder for the record files (a local journal of what the worker ran). */
   dir: string;
@@ -20,7 +20,7 @@ export interface RunnersContext {
 }
 
 /**
- * A pool worker's runners: one per launch, made with the launch's first task, all sharing the worker's executor
+ * A pool worker's runners: one per launch, made with the launch's first task, all sharing the worker's starter
  * and slots (so GPU pinning, logs, time limits and cancellation are src/runner's), each kept open until the worker
  * finishes.
  */
@@ -97,7 +97,7 @@ export class LaunchRunners {
       tasks: [],
     };
     const runner = new Runner(group, { onRecord: (r) => this.c.onRecord(s.launch, r) }, process.env, {
-      executor: this.c.executor,
+      starter: this.c.starter,
       slots: this.c.slots,
       keepOpen: true,
       lookahead: Number.POSITIVE_INFINITY,

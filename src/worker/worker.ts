@@ -10,9 +10,9 @@ import type {
   TaskAssignment,
 } from '../protocol/messages.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
-import { chooseExecutor } from '../runner/runner.js';
+import { chooseStarter } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
-import type { Executor } from '../runner/spawner.js';
+import type { ProcessStarter } from '../runner/starters/starter.js';
 import { shortHostname } from '../util/proc.js';
 import { LaunchRunners } from './launch-runners.js';
 import { Reporter } from './reporter.js';
@@ -57,7 +57,7 @@ export class Worker {
   private readonly api: ApiClient;
   private readonly slots: Slot[];
   private readonly resources: Resources;
-  private readonly executor: Executor;
+  private readonly starter: ProcessStarter;
   private readonly runners: LaunchRunners;
   /** Registrations so far: an answer to a request sent before the last one speaks of an earlier session. */
   private epoch = 0;
@@ -85,9 +85,9 @@ export class Worker {
         ? { gpusPerTask: perSlot, visibleGpus: visible.length > 0 ? visible : range(gpus) }
         : {}),
     });
-    this.executor = chooseExecutor(this.slots, process.env, process.cwd(), process.env.DROVER_SPAWNER);
+    this.starter = chooseStarter(this.slots, process.env, process.cwd(), process.env.DROVER_SPAWNER);
     this.runners = new LaunchRunners({
-      executor: this.executor,
+      starter: this.starter,
       slots: this.slots,
       dir: o.dir,
       pool: o.pool,
@@ -185,7 +185,7 @@ export class Worker {
 
   private exit(code: number): void {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.executor.close();
+    this.starter.close();
     this.api.close();
     this.finished(code);
   }

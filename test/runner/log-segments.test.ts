@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
-import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
+import { findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
 import { assertOwnSlice, slice, type TaskSpec, taskSpec, WRITER } from '../helpers/segments.js';
 import { launchProcesses, statFields, tempWorkspace, waitFor } from '../helpers/workspace.js';

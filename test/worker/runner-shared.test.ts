@@ -5,7 +5,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { AttemptRecord } from '../../src/protocol/records.js';
 import type { GroupFile } from '../../src/runner/group.js';
-import { chooseExecutor, Runner } from '../../src/runner/runner.js';
+import { chooseStarter, Runner } from '../../src/runner/runner.js';
 import { planSlots } from '../../src/runner/slots.js';
 
 function group(dir: string, launch: number): GroupFile {
@@ -25,16 +25,16 @@ function group(dir: string, launch: number): GroupFile {
   };
 }
 
-test('keep-open runners sharing one executor take tasks as they come, with per-task env, and report every record', async (t) => {
+test('keep-open runners sharing one starter take tasks as they come, with per-task env, and report every record', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-shared-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const slots = planSlots({ cpusAvailable: 2, maxTasks: 2 });
-  const executor = chooseExecutor(slots, process.env, dir, undefined);
+  const starter = chooseStarter(slots, process.env, dir, undefined);
   const seen: [number, AttemptRecord][] = [];
   const runners = [1, 2].map(
     (l) =>
       new Runner(group(dir, l), { onRecord: (r) => seen.push([l, r]) }, process.env, {
-        executor,
+        starter,
         slots,
         keepOpen: true,
         lookahead: Number.POSITIVE_INFINITY,
@@ -49,7 +49,7 @@ test('keep-open runners sharing one executor take tasks as they come, with per-t
   runners[0]!.add([{ id: 2, command: 'exit 3', attempt: 1 }]);
   for (const r of runners) r.close();
   const [a, b] = await Promise.all(done);
-  executor.close();
+  starter.close();
   assert.deepEqual(a, { succeeded: 1, failed: 1 });
   assert.deepEqual(b, { succeeded: 1 });
   assert.equal(fs.readFileSync(path.join(dir, 'logs1', '1.1.out'), 'utf8'), 'J1 1 0\n');
@@ -72,10 +72,10 @@ test('abandon stops exactly the named attempts, running or queued, and reports n
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-shared-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const slots = planSlots({ cpusAvailable: 1, maxTasks: 1 });
-  const executor = chooseExecutor(slots, process.env, dir, undefined);
+  const starter = chooseStarter(slots, process.env, dir, undefined);
   const seen: AttemptRecord[] = [];
   const runner = new Runner(group(dir, 1), { onRecord: (r) => seen.push(r) }, process.env, {
-    executor,
+    starter,
     slots,
     keepOpen: true,
     lookahead: Number.POSITIVE_INFINITY,
@@ -95,7 +95,7 @@ test('abandon stops exactly the named attempts, running or queued, and reports n
   ]);
   runner.close();
   const summary = await done;
-  executor.close();
+  starter.close();
   assert.throws(() => process.kill(pid, 0), 'the abandoned attempt’s process is gone');
   assert.equal(fs.existsSync(path.join(dir, 'two-ran')), false, 'the abandoned queued attempt never ran');
   // Another attempt of the same task is not touched: it runs, and only it is reported after the abandon.

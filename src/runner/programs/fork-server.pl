@@ -1,4 +1,4 @@
-# drover's fork server: starts the tasks of drover's runner (src/runner/forkserver.ts) where Python 3.8 is missing
+# drover's fork server: starts the tasks of drover's runner (src/runner/starters/fork-server.ts) where Python 3.8 is missing
 # (spawn-server.py is faster). Node's spawn forks the whole Node process and waits for the child's exec,
 # ~3 ms of the runner's main thread per task, and a round trip through Node between one task's end and the
 # next one's start costs as much again. This small Perl process holds a queue and the slots: it starts the

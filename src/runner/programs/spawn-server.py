@@ -1,4 +1,4 @@
-# drover's spawn server: starts the tasks of drover's runner (src/runner/forkserver.ts), with the protocol of the
+# drover's spawn server: starts the tasks of drover's runner (src/runner/starters/fork-server.ts), with the protocol of the
 # Perl fork server (fork-server.pl), but with tasks started by posix_spawn instead of fork. glibc's posix_spawn does
 # not copy the server's page tables (it uses a vfork-style clone), and the fork of an interpreter and the
 # copy-on-write faults after it were the largest cost of a short task: 2000 `/bin/true` with two slots take about

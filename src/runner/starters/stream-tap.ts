@@ -15,7 +15,7 @@ function writeAll(fd: number, data: Uint8Array): void {
 }
 
 /**
- * One of a task's outputs in its slot's segment (Node's executor): the task writes to a pipe of its own, copied
+ * One of a task's outputs in its slot's segment (Node's process starter): the task writes to a pipe of its own, copied
  * into the segment as it comes, and cut when the attempt ends — what the pipe still holds is copied, then it is
  * closed, so a process the task left outside its group (setsid, a daemon) that writes later gets EPIPE and its
  * bytes reach no later attempt's slice. The fork servers do the same (programs/drover_common.py, fork-server.pl).

@@ -1,17 +1,17 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { isSameProcess } from '../util/proc.js';
-import { programText } from './programs.js';
-import type { Slot } from './slots.js';
+import { isSameProcess } from '../../util/proc.js';
+import { programText } from '../programs.js';
+import type { Slot } from '../slots.js';
 import {
   type Execution,
-  type Executor,
   type ProcessExit,
   type ProcessStart,
+  type ProcessStarter,
   type SegmentSpan,
   slotEnv,
   type TaskRequest,
-} from './spawner.js';
+} from './starter.js';
 
 /** True when a Perl interpreter is on PATH (it is on every Debian/Ubuntu; most clusters have one). */
 export function perlAvailable(): boolean {
@@ -58,7 +58,7 @@ interface Pending {
  * programs/spawn-server.py) or the Perl one (fork, programs/fork-server.pl); both speak the protocol that
  * fork-server.pl describes. Their text comes from the bundle (programs.ts): nothing is read from disk.
  */
-export class ForkServer implements Executor {
+export class ForkServerStarter implements ProcessStarter {
   private readonly child: ChildProcess;
   private readonly pending = new Map<number, Pending>();
   private readonly ids = new WeakMap<Execution, number>();

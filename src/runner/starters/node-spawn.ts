@@ -1,21 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { segmentFile } from '../protocol/log-slices.js';
-import { processStartTime } from '../util/proc.js';
-import { programText } from './programs.js';
+import { segmentFile } from '../../protocol/log-slices.js';
+import { processStartTime } from '../../util/proc.js';
+import { programText } from '../programs.js';
+import type { Slot } from '../slots.js';
 import { SegmentFiles } from './segment-files.js';
-import type { Slot } from './slots.js';
 import {
   type Execution,
-  type Executor,
   type ProcessExit,
   type ProcessStart,
+  type ProcessStarter,
   type SegmentSpan,
   signalGroup,
   slotEnv,
   type TaskRequest,
-} from './spawner.js';
+} from './starter.js';
 import { StreamTap } from './stream-tap.js';
 
 interface Queued {
@@ -58,7 +58,7 @@ class Guard {
  * stderr going straight to its log files, or in segments through pipes of its own (StreamTap). A program that cannot be executed ends as in a shell: exit 127 with
  * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
  */
-export class NodeExecutor implements Executor {
+export class NodeSpawnStarter implements ProcessStarter {
   private readonly queue: Queued[] = [];
   private readonly free: Slot[];
   private readonly running = new Map<Execution, ChildProcess>();
