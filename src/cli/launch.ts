@@ -7,6 +7,7 @@ import { launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { taskLabeler } from '../ledger/queries.js';
+import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { waitInBackground } from './after-background.js';
 import { envOption } from './env-option.js';
@@ -164,7 +165,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
   const pick = (keys: string[]) =>
     Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
   return {
-    backend: o.pool !== undefined ? `pool:${o.pool}` : (o.backend as string),
+    backend: o.pool !== undefined ? poolRef(String(o.pool)) : (o.backend as string),
     ...pick([
       'jobname',
       'command',
@@ -197,9 +198,10 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
 }
 
 async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Promise<number> {
-  const spec = specOf(o, extraArgs, argv);
-  checkSpec(spec, launchBackend(spec.backend));
-  if (spec.backend.startsWith('pool:'))
+  // Checked before anything is read (the library takes it as checked; a pool's controller checks what it gets).
+  const asked = specOf(o, extraArgs, argv);
+  const spec = checkSpec(asked, launchBackend(asked.backend));
+  if (poolOf(spec.backend) !== undefined)
     return launchOnPool(spec, { follow: o.follow === true, json: o.json === true, quiet: o.quiet === true });
   // A launch of a job this folder does not have creates nothing (not even .drover/).
   if (

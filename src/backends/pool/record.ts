@@ -1,12 +1,8 @@
 import type { LaunchRow } from '../../ledger/launches.js';
 import { createPoolLaunch } from '../../ledger/transitions.js';
+import { poolOf } from '../../protocol/backend-ref.js';
 import type { LaunchSettings } from '../../protocol/messages.js';
 import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
-
-/** The pool a launch runs on, from its backend name `pool:NAME`. */
-export function poolOf(backend: string): string {
-  return backend.replace(/^pool:/, '');
-}
 
 /**
  * Write a pool launch's queue row (inside the launch's transaction): its tasks as a tasklist, what each needs,
@@ -29,7 +25,7 @@ export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void
   };
   createPoolLaunch(plan.ledger, {
     launch_id: launch.id,
-    pool: poolOf(launch.backend),
+    pool: poolOf(launch.backend)!,
     tasklist: launch.tasklist,
     total: launch.task_count,
     num_jobs: plan.numJobs ?? null,
