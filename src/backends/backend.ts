@@ -124,6 +124,11 @@ export interface LaunchPlan {
    * this process, so a cluster submission draws no progress).
    */
   observe?: (count: number, job: string) => RunObserver;
+  /**
+   * Record the launch's handles now, before its submission returns (submit mode): a detached runner is known to
+   * the ledger before it is told to start. src/launch writes them; a backend only says what they are.
+   */
+  recordHandles?: (handles: object) => void;
 }
 
 /** What a backend did with a launch (or, in dry-run mode, would do). */
@@ -184,6 +189,12 @@ export interface Backend {
    */
   record?(plan: LaunchPlan & { launch: LaunchRow }): void;
   /**
+   * The handles a new launch has from the moment it is made, recorded in its transaction by src/launch (the local
+   * backend: this process, its runner until it hands the tasks to another): a launch is never without a runner
+   * to check.
+   */
+  initialHandles?(): object;
+  /**
    * Submit the launch (`submit`: the plan has its launch row; bad requests throw usage errors before anything
    * reaches the scheduler, and a refused submission throws after withdrawing what it submitted) or say what
    * submitting would do (`dry-run`: nothing is written or run).
@@ -199,4 +210,21 @@ export interface Backend {
   reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void;
   /** Ask the backend to stop these tasks of a launch (or all); the ledger records `cancelled` as they stop. */
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void;
+}
+
+const RAN_IN_PART = Symbol('the launch ran in part');
+
+/**
+ * Mark an error a backend throws after some of the launch's tasks ran here (a foreground runner that failed
+ * mid-way): the launch happened, and src/launch keeps it. Any other error of a backend's `launch` means it left
+ * nothing running (a refused submission withdraws what was accepted), and src/launch takes the launch back.
+ */
+export function ranInPart<E>(err: E): E {
+  if (typeof err === 'object' && err !== null) Object.assign(err, { [RAN_IN_PART]: true });
+  return err;
+}
+
+/** True for an error marked by ranInPart. */
+export function isRanInPart(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[RAN_IN_PART] === true;
 }

@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Backend, LaunchOutcome, LaunchPlan, RunObserver } from '../backends/backend.js';
-import { stopEarlierAttempts } from '../backends/local/rerun.js';
+import {
+  type Backend,
+  isRanInPart,
+  type LaunchOutcome,
+  type LaunchPlan,
+  type RunObserver,
+} from '../backends/backend.js';
 import { refresh } from '../backends/refresh.js';
 import { launchBackend } from '../backends/registry.js';
 import { type BackendName, backendConfig } from '../config/config.js';
@@ -20,7 +25,7 @@ import {
 } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { ledgerError } from '../ledger/open.js';
-import { createLaunch, deleteLaunch } from '../ledger/transitions.js';
+import { createLaunch } from '../ledger/transitions.js';
 import { poolOf } from '../protocol/backend-ref.js';
 import type { RunSettings } from '../runner/group.js';
 import { condenseIds } from '../tasklist/tasklist.js';
@@ -29,6 +34,8 @@ import { COUNTS } from '../util/limits.js';
 import { launchJob, type Workspace } from './job.js';
 import { selectTasks } from './select.js';
 import { checkSpec, isChecked, type LaunchSpec } from './spec.js';
+import { stopEarlierAttempts } from './stop-earlier.js';
+import { takeBack } from './undo.js';
 
 /** Who is launching: the drover that starts runners, and what to tell the user along the way. */
 export interface LaunchContext {
@@ -182,6 +189,8 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
         ...(spec.numJobs !== undefined ? { numJobs: spec.numJobs } : {}),
       };
       backend.record?.(plan);
+      const handles = backend.initialHandles?.();
+      if (handles) setLaunchHandles(ws.ledger, launch.id, handles);
       recordHistory(ws.ledger, { kind: 'launch', jobname: job.name, argv: spec.argv, launchId: launch.id });
       return { job, launch, plan };
     });
@@ -189,17 +198,22 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
   const { job, launch: row, plan } = recorded;
   if (!row || !plan)
     return { jobname: job.name, backend: spec.backend, launch: null, tasklist: '', count: 0 };
+  if (ctx.observer) plan.observe = ctx.observer;
+  let handed = false;
+  plan.recordHandles = (handles) => {
+    setLaunchHandles(ws.ledger, row.id, handles);
+    handed = true;
+  };
+  let outcome: LaunchOutcome;
   try {
     fs.mkdirSync(row.dir, { recursive: true });
+    outcome = await backend.launch(plan, 'submit');
   } catch (err) {
-    try {
-      deleteLaunch(ws.ledger, row.id);
-    } catch {}
+    // The one undo of a launch: unless its backend says some of its tasks ran (ranInPart), it did not happen.
+    if (!isRanInPart(err)) takeBack(ws.ledger, row);
     throw err;
   }
-  if (ctx.observer) plan.observe = ctx.observer;
-  const outcome = await backend.launch(plan, 'submit');
-  if (outcome.handles && !outcome.ran) setLaunchHandles(ws.ledger, row.id, outcome.handles);
+  if (outcome.handles && !outcome.ran && !handed) setLaunchHandles(ws.ledger, row.id, outcome.handles);
   let unrecorded = false;
   if (outcome.ran) {
     try {

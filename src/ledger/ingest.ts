@@ -13,6 +13,24 @@ export function recordsDir(launch: Pick<LaunchRow, 'dir'>): string {
   return path.join(launch.dir, 'records');
 }
 
+/** True when a runner of the launch recorded a task's start (or tried to): the launch happened, in part. */
+export function anyStartRecorded(launch: Pick<LaunchRow, 'dir'>): boolean {
+  const dir = recordsDir(launch);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return false;
+  }
+  return names.some((n) => {
+    try {
+      return fs.readFileSync(path.join(dir, n), 'utf8').includes('"type":"start"');
+    } catch {
+      return true;
+    }
+  });
+}
+
 /** New bytes of a record file past the ingested offset, split into whole lines and a tail without a line end. */
 interface Chunk {
   /** The whole lines. */

@@ -4,8 +4,6 @@ import { StringDecoder } from 'node:string_decoder';
 import { atPath } from '../files.js';
 import { AtomicFile } from '../sweep/atomic-file.js';
 
-export { writeFileAtomic } from '../files.js';
-
 /**
  * What one runner runs: its group of a launch's tasks and how to run them. A runner reads only this (from the
  * launch file) and writes only its record file and the tasks' logs.

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { writeFileAtomic } from './group.js';
+import { writeFileAtomic } from '../files.js';
 import { readProgram } from './program-files.js';
 
 /**

@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import { deleteLaunch } from '../../ledger/transitions.js';
 import type {
   LaunchMode,
   LaunchOutcome,
@@ -36,22 +34,16 @@ export function clusterLaunch(
       };
     }
     const launch = plan.launch!;
-    try {
-      const r = await submit({
-        ledger: plan.ledger,
-        paths: plan.paths,
-        launch,
-        tasks,
-        settings: { ...plan.settings, termState: 'killed' },
-        request: plan.request,
-        config: plan.config,
-        drover: plan.drover,
-      });
-      return { handles: r.handles, summary: r.summary, warnings: r.warnings };
-    } catch (err) {
-      deleteLaunch(plan.ledger, launch.id);
-      fs.rmSync(launch.dir, { recursive: true, force: true });
-      throw err;
-    }
+    const r = await submit({
+      ledger: plan.ledger,
+      paths: plan.paths,
+      launch,
+      tasks,
+      settings: { ...plan.settings, termState: 'killed' },
+      request: plan.request,
+      config: plan.config,
+      drover: plan.drover,
+    });
+    return { handles: r.handles, summary: r.summary, warnings: r.warnings };
   };
 }

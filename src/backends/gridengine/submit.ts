@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
+import { writeFileAtomic } from '../../files.js';
 import { launchTaskIds } from '../../ledger/launch-tasks.js';
 import { getLaunch, type LaunchRow, type LaunchTask } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { launchesWithErrors } from '../../ledger/reconcile-reads.js';
-import { type GroupTask, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
+import type { GroupTask, LaunchFile, RunSettings } from '../../runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../runner/single.js';
 import { condenseIds } from '../../tasklist/tasklist.js';
 import type { Preview, PreviewRequest, SubmitRequest, SubmitResult } from '../backend.js';

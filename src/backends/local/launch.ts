@@ -1,20 +1,16 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError, ioError, isSystemError } from '../../errors.js';
-import { recordsDir } from '../../ledger/ingest.js';
-import type { LaunchRow } from '../../ledger/launches.js';
-import type { Ledger } from '../../ledger/ledger.js';
+import { writeFileAtomic } from '../../files.js';
+import { anyStartRecorded } from '../../ledger/ingest.js';
 import { ledgerError } from '../../ledger/open.js';
-import { deleteLaunch } from '../../ledger/transitions.js';
 import {
   type GroupFile,
   type LaunchFile,
   type RunSettings,
   TaskFile,
-  writeFileAtomic,
   writeTaskFile,
 } from '../../runner/group.js';
-import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
+import { type LaunchMode, type LaunchOutcome, type LaunchPlan, ranInPart } from '../backend.js';
 import { ingestWhileRunning } from './ingest-loop.js';
 import { LAUNCH_DIR_VAR } from './leftovers.js';
 import { runDetached, runForeground } from './submit.js';
@@ -25,36 +21,6 @@ const TASK_FILE = 'tasks.jsonl';
 /** The values of `items` through `fn`, one at a time. */
 function* map<T, U>(items: Iterable<T>, fn: (item: T) => U): IterableIterator<U> {
   for (const item of items) yield fn(item);
-}
-
-/**
- * A launch that could not be handed to its runner (a full or read-only disk) did not happen: it leaves the
- * ledger and its folder goes, as a cluster launch whose submission failed. (When the ledger refuses even that,
- * the error that brought us here is the one to report.)
- */
-export function discardLaunch(ledger: Ledger, launch: LaunchRow): void {
-  try {
-    deleteLaunch(ledger, launch.id);
-  } catch {}
-  fs.rmSync(launch.dir, { recursive: true, force: true });
-}
-
-/** True when a runner of the launch recorded a task's start (or tried to). */
-function startedAny(launch: LaunchRow): boolean {
-  const dir = recordsDir(launch);
-  let names: string[];
-  try {
-    names = fs.readdirSync(dir);
-  } catch {
-    return false;
-  }
-  return names.some((n) => {
-    try {
-      return fs.readFileSync(path.join(dir, n), 'utf8').includes('"type":"start"');
-    } catch {
-      return true;
-    }
-  });
 }
 
 /** The runner's settings of a local launch: slots, header and footer, and how its tasks can be found. */
@@ -87,23 +53,19 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
   // free up: neither process holds a million tasks.
   const launchPath = path.join(launch.dir, 'launch.json');
   const taskPath = path.join(launch.dir, TASK_FILE);
-  let count: number;
-  try {
-    count = writeTaskFile(
-      taskPath,
-      map(plan.eachTask(), (t) => ({ id: t.id, command: t.command, attempt: t.attempt })),
-    );
-    const launchFile: LaunchFile = { ...settings, groups: { '1': { file: TASK_FILE, count } } };
-    writeFileAtomic(launchPath, JSON.stringify(launchFile));
-  } catch (err) {
-    discardLaunch(ledger, launch);
-    throw err;
-  }
+  // A write that fails here (a full disk) throws: nothing started, and src/launch takes the launch back.
+  const count = writeTaskFile(
+    taskPath,
+    map(plan.eachTask(), (t) => ({ id: t.id, command: t.command, attempt: t.attempt })),
+  );
+  const launchFile: LaunchFile = { ...settings, groups: { '1': { file: TASK_FILE, count } } };
+  writeFileAtomic(launchPath, JSON.stringify(launchFile));
   const group: GroupFile = { ...settings, group: '1', tasks: new TaskFile(taskPath, count) };
   if (plan.detach) {
-    const h = runDetached(ledger, plan.drover.bin, launchPath, group, launch.dir);
+    const record = plan.recordHandles ?? (() => {});
+    const h = runDetached(ledger, record, plan.drover.bin, launchPath, group, launch.dir);
     return {
-      handles: h, // recorded already, before the runner was told to go
+      handles: h, // recorded already (recordHandles), before the runner was told to go
       summary: `${count} task(s) of '${plan.job.name}' running in the background (runner pid ${h.pid})`,
       warnings: [],
     };
@@ -112,22 +74,23 @@ export async function launchLocal(plan: LaunchPlan, mode: LaunchMode): Promise<L
   // and cheap, and the work overlaps the tasks instead of adding to the launch's time.
   const stopIngesting = ingestWhileRunning(ledger, launch);
   try {
-    const { interrupted } = await runForeground(ledger, group, plan.observe?.(count, plan.job.name));
+    const { interrupted } = await runForeground(group, plan.observe?.(count, plan.job.name));
     return {
       summary: `${count} task(s) of '${plan.job.name}' ran here`,
       warnings: [],
       ran: { interrupted },
     };
   } catch (err) {
-    // It failed before any task started (the runner's files or the ledger refused a write): no launch.
-    if (!startedAny(launch)) discardLaunch(ledger, launch);
-    if (err instanceof DroverError) throw err;
-    throw (
-      ledgerError(err) ??
-      (isSystemError(err)
-        ? ioError(err)
-        : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err }))
-    );
+    // Failed before any task started (the runner's files or the ledger refused a write): src/launch takes the
+    // launch back. After some started, the launch happened: said so (ranInPart), and it stays.
+    const e =
+      err instanceof DroverError
+        ? err
+        : (ledgerError(err) ??
+          (isSystemError(err)
+            ? ioError(err)
+            : new DroverError('backend', `the runner failed: ${String(err)}`, { cause: err })));
+    throw anyStartRecorded(launch) ? ranInPart(e) : e;
   } finally {
     stopIngesting();
   }

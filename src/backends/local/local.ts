@@ -1,4 +1,4 @@
-import { type LaunchRow, setLaunchHandles } from '../../ledger/launches.js';
+import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished } from '../../ledger/transitions.js';
 import { parseVisibleGpus, planSlots } from '../../runner/slots.js';
@@ -24,7 +24,7 @@ export const localBackend: Backend = {
     planSlots({ cpusAvailable: 1, gpusPerTask: request.gpus, visibleGpus }, '--gpus');
   },
   // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
-  record: (plan) => setLaunchHandles(plan.ledger, plan.launch.id, thisProcessHandles()),
+  initialHandles: thisProcessHandles,
   launch: launchLocal,
   reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {
     for (const launch of launches)

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '../../files.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { CancelRequest } from '../../runner/group.js';
-import { writeFileAtomic } from '../../runner/group.js';
 import { isProcessAlive, shortHostname } from '../../util/proc.js';
 
 /** The local backend's handles: the runner process running the launch. */

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import type { GroupFile } from '../../runner/group.js';
 import { Runner, type RunnerSummary } from '../../runner/runner.js';
@@ -29,11 +28,10 @@ export function thisProcessHandles(): LocalHandles {
  * at once (still recorded `cancelled`), a third exits without waiting for their records.
  */
 export async function runForeground(
-  ledger: Ledger,
   groupFile: GroupFile,
   observer: RunObserver | undefined,
 ): Promise<{ summary: RunnerSummary; interrupted: NodeJS.Signals | null }> {
-  setLaunchHandles(ledger, groupFile.launch, thisProcessHandles());
+  // This process is the launch's runner, as src/launch recorded when it made the launch (initialHandles).
   let progress = observer;
   const runner = new Runner(groupFile, {
     onStart: () => progress?.started(),
@@ -89,6 +87,7 @@ export async function runForeground(
  */
 export function runDetached(
   ledger: Ledger,
+  recordHandles: (handles: LocalHandles) => void,
   bin: string,
   groupPath: string,
   groupFile: GroupFile,
@@ -109,7 +108,7 @@ export function runDetached(
     pid: child.pid!,
     pid_start: processStartTime(child.pid!),
   };
-  setLaunchHandles(ledger, groupFile.launch, handles);
+  recordHandles(handles);
   child.stdin!.on('error', () => {});
   child.stdin!.end('go\n');
   child.unref();

@@ -1,6 +1,7 @@
 import path from 'node:path';
+import { writeFileAtomic } from '../../files.js';
 import { directArgv } from '../../runner/command.js';
-import { type GroupTask, type RunSettings, writeFileAtomic } from '../../runner/group.js';
+import type { GroupTask, RunSettings } from '../../runner/group.js';
 import { programSettings, settingsFileText } from '../../runner/program-settings.js';
 import { writeProgram } from '../../runner/programs.js';
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
+import { writeFileAtomic } from '../../files.js';
 import type { LaunchTask } from '../../ledger/launches.js';
 import type { GroupTask, LaunchFile, RunSettings } from '../../runner/group.js';
-import { writeFileAtomic } from '../../runner/group.js';
 import { formatBlocks } from '../../tasklist/tasklist.js';
 import type { LaunchRequest, Preview, PreviewRequest, SubmitRequest, SubmitResult } from '../backend.js';
 import { planGroups, planSubmissions } from '../cluster/plan.js';

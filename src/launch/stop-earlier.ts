@@ -1,9 +1,9 @@
-import { DroverError } from '../../errors.js';
-import type { JobRow } from '../../ledger/jobs.js';
-import { launchDirs } from '../../ledger/launches.js';
-import type { Ledger } from '../../ledger/ledger.js';
-import { condenseIds } from '../../tasklist/tasklist.js';
-import { killAndWait, taskProcesses } from './leftovers.js';
+import { killAndWait, taskProcesses } from '../backends/local/leftovers.js';
+import { DroverError } from '../errors.js';
+import type { JobRow } from '../ledger/jobs.js';
+import { launchDirs } from '../ledger/launches.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { condenseIds } from '../tasklist/tasklist.js';
 
 const ids = (procs: readonly { task: number }[]) =>
   condenseIds([...new Set(procs.map((p) => p.task))].sort((a, b) => a - b));
