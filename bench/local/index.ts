@@ -1,5 +1,5 @@
 import { benchScaleOut } from '../pool.js';
-import { SCALE_WORKERS, scaleTasks } from '../pool-scale.js';
+import { SCALE_WORKERS } from '../pool-scale.js';
 import { notRun, type Result } from '../result.js';
 import { BenchError } from '../util.js';
 import { benchDashboard } from './dashboard.js';

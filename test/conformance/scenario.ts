@@ -21,5 +21,12 @@ export const clustersOnly = (b: BackendUnderTest) =>
 export const fakesOnly = (b: BackendUnderTest) =>
   b.scheduler?.fake ? undefined : 'a failure only the fake schedulers produce on demand';
 
+/**
+ * The `--duration` of a pool's workers on a scheduler, long enough to outlast the scenario: a fake scheduler's
+ * minute lasts 2 s (test/helpers/fake-scheduler.ts), so 10:00 there would end the workers after 20 s, before a
+ * loaded machine gets through the scenario, and the test would see them stopped by their time limit.
+ */
+export const workerDuration = (b: BackendUnderTest) => (b.scheduler?.fake ? '3:00:00' : '10:00');
+
 /** A scenario's usual time limit: its settling plus a margin for the site's setup and teardown. */
 export const usual = (b: BackendUnderTest) => b.settleMs * 2 + 60_000;

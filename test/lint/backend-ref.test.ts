@@ -52,6 +52,7 @@ test('the check finds `pool:` in strings, templates and RegExps, not in comments
   const text = [
     '// backend `pool:NAME` in a comment is fine',
     "const a = 'pool:' + name;",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal as the checked source text
     'const b = `pool:${name}`;',
     'const c = x.replace(/^pool:/, "");',
     'const d = db.stmt("SELECT * FROM launches WHERE backend LIKE \'pool:%\'");',

@@ -236,6 +236,7 @@ for (const kind of KINDS) {
       const ex = makeExecutor(kind, 2, dir);
       t.after(() => ex.close());
       // Three arguments of 100,000 bytes (one may be at most 128 KiB) and a variable as large, each task its own letter.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansions, not a template
       const script = 'echo "$((${#1} + ${#2} + ${#3})) ${#BIG} $(printf %.1s "$1$BIG")"';
       const runs = [0, 1, 2, 3, 4].map((i) => {
         const big = String.fromCharCode(97 + i).repeat(100_000);

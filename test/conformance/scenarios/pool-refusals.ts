@@ -4,7 +4,7 @@ import { createPoolIn, startPoolServer } from '../../helpers/pool-server.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import type { BackendUnderTest, Site } from '../backend.js';
 import { drover } from '../drive.js';
-import { clustersOnly, fakesOnly, type Scenario, usual } from '../scenario.js';
+import { clustersOnly, fakesOnly, type Scenario, usual, workerDuration } from '../scenario.js';
 
 /**
  * `pool create --backend slurm|gridengine` submits its workers through the same client as an array launch
@@ -59,7 +59,7 @@ export const poolRefusedOrUnreachable: Scenario = {
       ...site,
       env: { ...site.env, DROVER_FAKE_FAULTS: `${s.submit}:refuse@1,${s.submit}:down@2` },
     });
-    const kind = ['--backend', s.kind, '--duration', '10:00'];
+    const kind = ['--backend', s.kind, '--duration', workerDuration(b)];
     const policy = await refusedPool(site, kind);
     assert.equal(policy.code, 2, policy.stderr);
     assert.match(policy.stderr, s.kind === 'slurm' ? /accounting\/QOS policy/ : /Only 10 jobs are allowed/);
@@ -88,7 +88,12 @@ export const poolArrayLimit: Scenario = {
       s.kind === 'slurm' ? { DROVER_FAKE_SLURM_MAX_ARRAY_SIZE: '3' } : { DROVER_FAKE_GE_MAX_AJ_TASKS: '2' };
     site.env = { ...site.env, ...limit };
     await startPoolServer(site);
-    await createPoolIn(site, 'wp', ['--backend', s.kind, '--workers', '5', '--duration', '10:00'], 90_000);
+    await createPoolIn(
+      site,
+      'wp',
+      ['--backend', s.kind, '--workers', '5', '--duration', workerDuration(b)],
+      90_000,
+    );
     const arrays = site
       .calls(s.submit)
       .map((c) => ({ id: submittedId(c), range: c.argv.find((a) => /^(--array=)?1-\d+$/.test(a)) }))

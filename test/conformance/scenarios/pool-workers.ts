@@ -4,7 +4,7 @@ import { createPoolIn, readyWorkers, startPoolServer } from '../../helpers/pool-
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
 import { drover, logOf, prelaunch, status } from '../drive.js';
-import { clustersOnly, type Scenario } from '../scenario.js';
+import { clustersOnly, type Scenario, workerDuration } from '../scenario.js';
 
 /**
  * A pool whose workers are one array job of the scheduler (`drover pool create --backend slurm|gridengine`):
@@ -22,7 +22,7 @@ export const poolOnScheduler: Scenario = {
     await createPoolIn(
       site,
       'wp',
-      ['--backend', s.kind, '--workers', '2', '--cpus', '1', '--duration', '10:00'],
+      ['--backend', s.kind, '--workers', '2', '--cpus', '1', '--duration', workerDuration(b)],
       readyMs,
     );
     const arrays = () =>
@@ -48,11 +48,20 @@ export const poolOnScheduler: Scenario = {
       [0, 1].map(() => drover(site, ['pool', 'scale', 'wp', '--workers', '3'])),
     ))
       assert.equal(sc.code, 0, sc.stderr);
-    assert.equal(arrays().length, 2);
+    if (arrays().length !== 2) {
+      const all = await drover(site, ['pool', 'status', 'wp', '--json', '--all']);
+      assert.fail(`${arrays().length} arrays after two scales to 3 at once, not 2; the pool: ${all.stdout}`);
+    }
     const again = await drover(site, ['pool', 'scale', 'wp', '--workers', '3']);
     assert.equal(again.code, 0, again.stderr);
-    assert.equal(arrays().length, 2);
-    await waitFor('3 workers ready', async () => (await readyWorkers(site, 'wp')) === 3, readyMs, 500);
+    const all = await drover(site, ['pool', 'status', 'wp', '--json', '--all']);
+    assert.equal(arrays().length, 2, `the pool after the scales: ${all.stdout}`);
+    await waitFor('3 workers ready', async () => (await readyWorkers(site, 'wp')) === 3, readyMs, 500).catch(
+      async (err: Error) => {
+        const all = await drover(site, ['pool', 'status', 'wp', '--json', '--all']);
+        throw new Error(`${err.message}; the pool: ${all.stdout}`);
+      },
+    );
     const down = await drover(site, ['pool', 'down', 'wp']);
     assert.equal(down.code, 0, down.stderr);
     await waitFor(
