@@ -5,10 +5,11 @@ import { ledgerError } from '../ledger/open.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BODY_BUDGETS, BodyDeadlineError, BodyGates, budgetOf, withDeadline } from './body-budgets.js';
 import { drainBody, hasBody, reclaim } from './body-limits.js';
-import { SESSION_COOKIE, type Sessions } from './dashboard/sessions.js';
+import { sessionUser } from './dashboard/session-auth.js';
+import type { Sessions } from './dashboard/sessions.js';
 import { HttpError } from './http-error.js';
 import type { LiveWorker } from './live.js';
-import { type TokenRow, tokenById, verifyToken } from './tokens.js';
+import { type TokenRow, verifyToken } from './tokens.js';
 import { describeSchemaError, type SchemaError } from './validation-message.js';
 
 /** Who may call a route. */
@@ -48,31 +49,6 @@ const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /** The header the dashboard's script sends with every change (a form on another site cannot send it). */
 export const DASHBOARD_HEADER = 'x-drover-dashboard';
-
-/** The user a session cookie stands for, or undefined (no cookie, unknown, expired, or its token revoked). */
-function sessionToken(state: AppState, ledger: Ledger, req: FastifyRequest): TokenRow | undefined {
-  if (!state.sessions) return undefined;
-  const id = req.cookies[SESSION_COOKIE];
-  const session = state.sessions.get(id);
-  if (!session) return undefined;
-  if (session.tokenId === null) {
-    return {
-      id: 'session',
-      hash: '',
-      kind: 'user',
-      pool: null,
-      name: 'dashboard one-time login',
-      created_at: 0,
-      revoked_at: null,
-    };
-  }
-  const row = tokenById(ledger, session.tokenId);
-  if (row?.kind !== 'user') {
-    state.sessions.close(id);
-    return undefined;
-  }
-  return row;
-}
 
 const STATUS: Record<string, number> = {
   usage: 400,
@@ -139,12 +115,12 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     const auth = req.headers.authorization;
     let token: TokenRow | undefined;
     if (auth === undefined && state.sessions) {
-      token = sessionToken(state, ledger, req);
+      token = sessionUser(state.sessions, ledger, req);
       if (!token) {
         throw new HttpError(
           401,
           'unauthorized',
-          'log in to the dashboard first (a session cookie), or send Authorization: Bearer <token>',
+          'log in to the dashboard first (a session cookie and its page key), or send Authorization: Bearer <token>',
         );
       }
       if (!SAFE_METHODS.has(req.method) && req.headers[DASHBOARD_HEADER] !== '1') {
