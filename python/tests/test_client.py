@@ -106,6 +106,33 @@ class Sweep(WorkspaceTest):
         self.assertEqual(job.cwd, str(self.cwd))
         self.assertEqual([t["command"] for t in job.tasks()], ["echo a"])
 
+    def test_a_folder_that_is_missing_or_not_a_folder_is_named(self) -> None:
+        missing = self.cwd / "no-such-folder"
+        afile = self.write("a-file", "")
+        for cwd, says in ((missing, "does not exist"), (afile, "is not a folder")):
+            for call in (
+                lambda: drover.Job("x", cwd=cwd).status(),
+                lambda: drover.sweep("echo", pos_args=[["a"]], jobname="x", cwd=cwd),
+            ):
+                with self.assertRaises(drover.DroverError) as caught:
+                    call()
+                message = caught.exception.message
+                self.assertTrue(message.startswith(f"cwd={cwd} {says}: "), message)
+                self.assertIsNone(caught.exception.exit_code)
+        self.assertFalse(missing.exists())
+
+    def test_a_sweep_runs_in_the_folder_its_job_names_home_expanded(self) -> None:
+        (self.cwd / "home" / "exp").mkdir(parents=True)
+        saved = os.environ.get("HOME")
+        os.environ["HOME"] = str(self.cwd / "home")
+        try:
+            job = drover.sweep("echo", pos_args=[["a"]], jobname="tilde", cwd="~/exp")
+        finally:
+            if saved is not None:
+                os.environ["HOME"] = saved
+        self.assertEqual(job.cwd, str(self.cwd / "home" / "exp"))
+        self.assertEqual([t["command"] for t in job.tasks()], ["echo a"])
+
     def test_a_job_that_does_not_exist(self) -> None:
         with self.assertRaises(drover.DroverError) as caught:
             drover.Job("nope", cwd=self.cwd).status()

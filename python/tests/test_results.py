@@ -131,6 +131,22 @@ class ResultsFromStdout(WorkspaceTest):
         self.assertEqual(best["task"], 2)
 
 
+class BestOfNone(WorkspaceTest):
+    def test_best_is_none_when_no_task_has_the_field_as_a_number(self) -> None:
+        self.write("t.sh", 'echo \'{"acc": "high"}\' > "$DROVER_RESULT_FILE"\n')
+        job = drover.sweep("sh t.sh", pos_args=[["a", "b"]], jobname="n", cwd=self.cwd)
+        self.assertEqual(job.launch().exit_code, 0)
+        self.assertEqual([r["acc"] for r in job.results(frame=False)], ["high", "high"])
+        for best in ("acc", "acc:max", "acc:min"):
+            self.assertIsNone(job.results(best=best, frame=False), best)
+            self.assertIsNone(job.results(best=best), best)
+        # A field no result has at all is a bad value, as drover says (exit code 2, naming the fields there).
+        with self.assertRaises(drover.DroverError) as caught:
+            job.results(best="loss")
+        self.assertEqual(caught.exception.exit_code, 2)
+        self.assertIn("acc", caught.exception.message)
+
+
 class ResultsAsDataFrame(WorkspaceTest, PandasTestCase):
     def setUp(self) -> None:
         WorkspaceTest.setUp(self)

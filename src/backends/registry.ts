@@ -1,4 +1,5 @@
 import { DroverError, usageError } from '../errors.js';
+import { poolOf } from '../protocol/backend-ref.js';
 import type { Backend } from './backend.js';
 import { gridEngineBackend } from './gridengine/gridengine.js';
 import { localBackend } from './local/local.js';
@@ -17,14 +18,14 @@ export const LAUNCH_BACKENDS: readonly string[] = Object.keys(BACKENDS);
 
 /** The backend that ran a launch, by the launch's `backend` column. */
 export function backendFor(name: string): Backend {
-  const b = name.startsWith('pool:') ? poolBackend : BACKENDS[name];
+  const b = poolOf(name) !== undefined ? poolBackend : BACKENDS[name];
   if (!b) throw new DroverError('internal', `this drover does not know backend '${name}': upgrade drover`);
   return b;
 }
 
 /** The backend a new launch asks for; a usage error naming the choices when there is none by that name. */
 export function launchBackend(name: string): Backend {
-  if (name.startsWith('pool:') && name.length > 5) return poolBackend;
+  if (poolOf(name) !== undefined) return poolBackend;
   const b = BACKENDS[name];
   if (!b) throw usageError(`--backend '${name}' is not a backend: use ${LAUNCH_BACKENDS.join(', ')}`);
   return b;

@@ -1,23 +1,21 @@
 import os from 'node:os';
+import { inertCell } from './inert-cell.js';
 
 /**
- * Cell formats of `drover list --csv`, `--tsv` and `--joblog`: pure functions over plain values, so each rule
- * is tested without a ledger.
+ * Cell formats of `drover list --tsv` and `--joblog` (`--csv`'s fields are csv.ts's): pure functions over plain
+ * values, so each rule is tested without a ledger.
  */
-
-const CSV_SPECIAL = /[",\r\n]/;
-
-/** One CSV field, RFC 4180: quoted when it holds a comma, a quote or a line break, quotes doubled. */
-export function csvField(text: string): string {
-  return CSV_SPECIAL.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
 
 const TSV_SPECIAL = /[\t\n\r\\]/;
 const TSV_ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\' };
 
-/** One TSV field: tab, newline, carriage return and backslash written as `\t` `\n` `\r` `\\`. */
+/**
+ * One TSV field: made inert (inert-cell.ts), then tab, newline, carriage return and backslash written as `\t`
+ * `\n` `\r` `\\`.
+ */
 export function tsvField(text: string): string {
-  return TSV_SPECIAL.test(text) ? text.replace(/[\t\n\r\\]/g, (c) => TSV_ESCAPES[c]!) : text;
+  const cell = inertCell(text);
+  return TSV_SPECIAL.test(cell) ? cell.replace(/[\t\n\r\\]/g, (c) => TSV_ESCAPES[c]!) : cell;
 }
 
 /** Unix seconds as ISO 8601 UTC with milliseconds (`2026-12-02T06:48:23.143Z`); empty when unknown. */

@@ -2,6 +2,7 @@ import { apiError, call, connect } from '../backends/pool/client.js';
 import { readServerInfo } from '../backends/pool/server-info.js';
 import type { LaunchSpec } from '../launch/spec.js';
 import { toWire } from '../launch/wire.js';
+import { poolRef } from '../protocol/backend-ref.js';
 import { type ApiClient, ApiError } from '../protocol/client.js';
 import type { LaunchCreated, LaunchProgress } from '../protocol/messages.js';
 import { STATES } from '../protocol/states.js';
@@ -54,7 +55,7 @@ export async function launchOnPool(spec: LaunchSpec, show: PoolShow): Promise<nu
   const base = {
     jobname: made.jobname,
     launch: made.launch,
-    backend: `pool:${made.pool}`,
+    backend: poolRef(made.pool),
     tasks: made.tasks,
     tasklist: made.tasklist,
     submit_ms: Math.round(submitMs * 100) / 100,

@@ -2,11 +2,12 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
-import { launchesToWaitFor, waitForLaunches } from '../launch/after.js';
+import { afterNow, launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { launch } from '../launch/launch.js';
 import { checkSpec, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { taskLabeler } from '../ledger/queries.js';
+import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
 import { waitInBackground } from './after-background.js';
 import { envOption } from './env-option.js';
@@ -164,7 +165,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
   const pick = (keys: string[]) =>
     Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
   return {
-    backend: o.pool !== undefined ? `pool:${o.pool}` : (o.backend as string),
+    backend: o.pool !== undefined ? poolRef(String(o.pool)) : (o.backend as string),
     ...pick([
       'jobname',
       'command',
@@ -197,9 +198,10 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
 }
 
 async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Promise<number> {
-  const spec = specOf(o, extraArgs, argv);
-  checkSpec(spec, launchBackend(spec.backend));
-  if (spec.backend.startsWith('pool:'))
+  // Checked before anything is read (the library takes it as checked; a pool's controller checks what it gets).
+  const asked = specOf(o, extraArgs, argv);
+  const spec = checkSpec(asked, launchBackend(asked.backend));
+  if (poolOf(spec.backend) !== undefined)
     return launchOnPool(spec, { follow: o.follow === true, json: o.json === true, quiet: o.quiet === true });
   // A launch of a job this folder does not have creates nothing (not even .drover/).
   if (
@@ -212,12 +214,20 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
   const ws = openWorkspace();
   if (spec.backend === 'local' && spec.request.after !== undefined) {
     const waitFor = launchesToWaitFor(ws.ledger, spec.request.after);
-    if (spec.detach) return waitInBackground(ws, spec.request.after, argv);
-    const after = await waitForLaunches(ws.ledger, waitFor, (ids) =>
-      note(`drover: waiting for launch ${ids.join(', ')} to end (--after)...`),
-    );
-    if (!after.ok) {
-      note(`drover: --after ${spec.request.after}: ${after.why}: nothing launched`);
+    const ids = waitFor.map((l) => l.id).join(',');
+    if (spec.detach) return waitInBackground(ws, ids, argv);
+    // A dry run does not wait: it says what the launch would wait for, or how L ended if it has.
+    const after = spec.dryRun
+      ? afterNow(ws.ledger, waitFor)
+      : await waitForLaunches(ws.ledger, waitFor, (open) =>
+          note(`drover: waiting for launch ${open.join(', ')} to end (--after)...`),
+        );
+    if ('open' in after)
+      note(
+        `drover: --after ${ids}: would wait for launch ${after.open.join(', ')} to end, and launch only if every task of ${ids} succeeded`,
+      );
+    else if (!after.ok) {
+      note(`drover: --after ${ids}: ${after.why}: nothing ${spec.dryRun ? 'would be ' : ''}launched`);
       return 1;
     }
   }

@@ -4,10 +4,12 @@ import { writeFileAtomic } from '../files.js';
 import type { JobRow } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { type TaskDetail, taskDetailChunks } from '../ledger/task-details.js';
-import { paramColumns, type TaskFilter } from '../ledger/task-table.js';
+import type { TaskFilter } from '../ledger/task-filter.js';
+import { paramColumns } from '../ledger/task-table.js';
 import { outputSize } from '../protocol/log-slices.js';
 import { shortHostname } from '../util/proc.js';
-import { csvField, isoTime, JOBLOG_HEAD, joblogLine, numberCell, tsvField } from './export-format.js';
+import { csvField } from './csv.js';
+import { isoTime, JOBLOG_HEAD, joblogLine, numberCell, tsvField } from './export-format.js';
 import { note } from './output.js';
 
 /** `drover list --csv` / `--tsv`: which one. */

@@ -6,7 +6,8 @@ import {
   type TaskDetail,
   taskDetailChunks,
 } from '../ledger/task-details.js';
-import { columnWidths, paramColumns, type TaskFilter, tableRows } from '../ledger/task-table.js';
+import type { TaskFilter } from '../ledger/task-filter.js';
+import { columnWidths, paramColumns, tableRows } from '../ledger/task-table.js';
 import { ATTEMPT_COLUMNS, columnCell, type ListColumn } from './list-columns.js';
 import { formatDuration } from './output.js';
 import { cellText, cut, displayWidth, tableLine, writeLines } from './table.js';

@@ -4,7 +4,7 @@ import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
 import { type JobRow, jobNotFound, listJobs, resolveTasklist } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { taskJsonChunks } from '../ledger/queries.js';
+import { taskJsonChunks } from '../ledger/task-json.js';
 import { STATES, type State } from '../protocol/states.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';

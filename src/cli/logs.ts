@@ -51,7 +51,19 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
     throw usageError(`task ${taskId} is not in job '${jobname}': see drover list ${jobname} for its tasks`);
   refresh(ws.ledger, job.id);
   if (opts.follow && opts.attempt === undefined && !opts.path) {
-    if (await followTask(ws, jobname, job.id, taskId, opts.err === true)) return;
+    const followed = await followTask(ws, jobname, job.id, taskId, opts.err === true);
+    if (followed === 'never started') {
+      const { state } = taskNow(ws.ledger, job.id, taskId);
+      note(
+        `drover: task ${taskId} of '${jobname}' ended ${state} without starting: see drover status ${jobname}`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+    if (followed !== 'nothing') {
+      sayIfLost(ws, jobname, job.id, taskId, followed);
+      return;
+    }
   }
   const a = taskAttempt(ws.ledger, job.id, taskId, opts.attempt);
   if (!a) {
@@ -86,6 +98,20 @@ async function logs(jobname: string, taskText: string, opts: LogsOptions): Promi
     return;
   }
   await follow(ws, job.id, taskId, a.attempt, stream);
+  sayIfLost(ws, jobname, job.id, taskId, a.attempt);
+}
+
+/**
+ * After `--follow`: an attempt that ended `lost` (its runner was SIGKILLed or its node died, as the backend's
+ * refresh found) is one line on stderr and exit 1, so a script does not take its output for a whole run.
+ */
+function sayIfLost(ws: Workspace, jobname: string, jobId: number, taskId: number, attempt: number): void {
+  const a = taskAttempt(ws.ledger, jobId, taskId, attempt);
+  if (a?.state !== 'lost') return;
+  note(
+    `drover: task ${taskId} of '${jobname}' attempt ${attempt} is lost (${a.reason ?? 'its runner is gone'}): its output above is all it left; rerun it with drover launch ${jobname} --tasklist ${taskId}`,
+  );
+  process.exitCode = 1;
 }
 
 /**
@@ -143,8 +169,9 @@ const CHUNK = 1 << 16;
 /**
  * `logs --follow` of a task queued or running in its newest launch: wait for it to start (it may be queued
  * behind others, or on a scheduler), follow its attempt, then each retry's in turn, until the task has ended.
- * False when the newest launch has nothing to follow (the task is not queued or running there): then the
- * latest attempt is shown as without --follow.
+ * Returns the last attempt followed; 'nothing' when the newest launch has nothing to follow (the task is not
+ * queued or running there: then the latest attempt is shown as without --follow); 'never started' when the
+ * task waited for ended without an attempt (cancelled, or its runner died before starting it).
  */
 async function followTask(
   ws: Workspace,
@@ -152,7 +179,7 @@ async function followTask(
   jobId: number,
   taskId: number,
   err: boolean,
-): Promise<boolean> {
+): Promise<number | 'nothing' | 'never started'> {
   let seen = 0;
   let waiting = false;
   for (;;) {
@@ -165,7 +192,10 @@ async function followTask(
       seen = a.attempt;
       continue;
     }
-    if (now.state !== 'queued' && now.state !== 'running') return seen > 0;
+    if (now.state !== 'queued' && now.state !== 'running') {
+      if (seen > 0) return seen;
+      return waiting ? 'never started' : 'nothing';
+    }
     if (!waiting && seen === 0) {
       note(
         `drover: task ${taskId} of '${jobname}' is queued: waiting for it to start (Ctrl-C stops waiting)`,

@@ -50,7 +50,7 @@ function ledgerToKeep(
 /** The last ingest, once the runner's records are all written; then the ledger is closed. */
 function ingestLast(kept: { ledger: Ledger; launch: LaunchRow }): void {
   try {
-    kept.ledger.db.pragma(`busy_timeout = ${FINAL_WAIT_MS}`);
+    kept.ledger.setBusyTimeout(FINAL_WAIT_MS);
     ingestLaunch(kept.ledger, kept.launch);
   } catch {
     // Left for the next drover status.

@@ -1,6 +1,7 @@
 import { shellQuote } from '../backends/cluster/wrapper.js';
 import { signalExitCode } from '../backends/local/submit.js';
 import { type LaunchResult, NEXT_LAUNCH } from '../launch/launch.js';
+import { launchNotSucceeded } from '../ledger/launch-tasks.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts, launchTimes } from '../ledger/queries.js';
 import { STATES } from '../protocol/states.js';
@@ -18,12 +19,7 @@ export function printLaunchSummary(ledger: Ledger, jobId: number, launchId: numb
     ['state', 'tasks'],
     STATES.filter((s) => counts[s] > 0).map((s) => [paintState(s, s), counts[s]]),
   );
-  const bad = ledger
-    .stmt(
-      `SELECT lt.task_id AS task, lt.state, t.exit_code FROM launch_tasks lt JOIN tasks t ON t.job_id = ? AND t.id = lt.task_id
-       WHERE lt.launch_id = ? AND lt.state NOT IN ('succeeded', 'queued', 'running') ORDER BY lt.task_id LIMIT 10`,
-    )
-    .all(jobId, launchId) as { task: number; state: string; exit_code: number | null }[];
+  const bad = launchNotSucceeded(ledger, jobId, launchId, 10);
   process.stdout.write(`launch ${launchId} of '${jobname}': ${formatDuration(wall)} wall\n`);
   if (bad.length > 0) {
     process.stdout.write(

@@ -58,7 +58,7 @@ export interface Assignment {
 
 /**
  * Most tasks per slot a worker holds ahead: 0.1 s of 1 ms tasks. The round trip that refills a worker (its
- * report, the controller, the next poll) takes tens of milliseconds, and a worker's executor reports ends in
+ * report, the controller, the next poll) takes tens of milliseconds, and a worker's starter reports ends in
  * batches of up to 20 ms; with 16 the slots of a worker running 1 ms tasks sat idle about a third of the time.
  */
 const PREFETCH_MAX = 100;

@@ -62,8 +62,31 @@ function addHandles(ledger: Ledger, name: string, more: WorkerHandle[]): void {
   addPoolHandles(ledger, name, more);
 }
 
+/**
+ * The changes to each pool's workers (create, scale, down) in the order asked, one at a time: a change counts
+ * the workers on their way, and those of a change still submitting (an sbatch or qsub in flight) are not yet
+ * among them — two scales at once would each start the missing workers.
+ */
+const changing = new Map<string, Promise<unknown>>();
+
+/** Run `change` of pool `name` after the changes of that pool asked before it have ended. */
+function inTurn<T>(name: string, change: () => Promise<T> | T): Promise<T> {
+  const before = changing.get(name) ?? Promise.resolve();
+  const mine = before.then(change, change);
+  const settled = mine.catch(() => {});
+  changing.set(name, settled);
+  void settled.then(() => {
+    if (changing.get(name) === settled) changing.delete(name);
+  });
+  return mine;
+}
+
 /** Create a pool (or bring a downed one up again with new settings) and start its workers. */
-export async function createPool(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolStatus> {
+export function createPool(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolStatus> {
+  return inTurn(req.name, () => create(ctx, req));
+}
+
+async function create(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolStatus> {
   if (!NAME.test(req.name)) {
     throw new DroverError(
       'usage',
@@ -108,12 +131,12 @@ export async function createPool(ctx: PoolContext, req: CreatePoolRequest): Prom
  * How many workers a pool has: live ones not asked to drain or stop, plus those started and not registered yet
  * that still may (starting.ts).
  */
-function workersNow(ctx: PoolContext, pool: PoolRow) {
+async function workersNow(ctx: PoolContext, pool: PoolRow) {
   const live = [...ctx.controller.workers.values()].filter(
     (w) => w.pool === pool.name && w.state !== 'lost' && w.state !== 'stopped' && w.stop === undefined,
   );
   const registered: RegisteredWorker[] = registeredSince(ctx.ledger, pool.name, pool.created_at);
-  const coming = workersOnTheirWay(JSON.parse(pool.handles) as WorkerHandle[], registered);
+  const coming = await workersOnTheirWay(JSON.parse(pool.handles) as WorkerHandle[], registered);
   return { live, coming };
 }
 
@@ -121,9 +144,13 @@ function workersNow(ctx: PoolContext, pool: PoolRow) {
  * Change the number of workers: start as many as are missing (counting the live ones and those on their way,
  * never the lost or gone), or ask idle ones to drain and leave (the idlest first, then the oldest: chooseToDrain).
  */
-export async function scalePool(ctx: PoolContext, name: string, workers: number): Promise<PoolStatus> {
+export function scalePool(ctx: PoolContext, name: string, workers: number): Promise<PoolStatus> {
+  return inTurn(name, () => scale(ctx, name, workers));
+}
+
+async function scale(ctx: PoolContext, name: string, workers: number): Promise<PoolStatus> {
   const pool = getPool(ctx.ledger, name);
-  const { live, coming } = workersNow(ctx, pool);
+  const { live, coming } = await workersNow(ctx, pool);
   setPoolWorkers(ctx.ledger, name, workers);
   const have = live.length + coming;
   if (workers > have) addHandles(ctx.ledger, name, await startWorkers(spec(ctx, pool), workers - have));
@@ -141,7 +168,16 @@ export async function scalePool(ctx: PoolContext, name: string, workers: number)
  * Take a pool down: refused while its launches have tasks left, unless `force`, which cancels them. The
  * workers are asked to stop; those that have not left after `graceMs` are stopped by their backend.
  */
-export function downPool(ctx: PoolContext, name: string, force: boolean, graceMs = 5000): PoolStatus {
+export function downPool(
+  ctx: PoolContext,
+  name: string,
+  force: boolean,
+  graceMs = 5000,
+): Promise<PoolStatus> {
+  return inTurn(name, () => down(ctx, name, force, graceMs));
+}
+
+function down(ctx: PoolContext, name: string, force: boolean, graceMs: number): PoolStatus {
   const pool = getPool(ctx.ledger, name);
   const open = openLaunchesOnPool(ctx.ledger, name).filter((l) => ctx.controller.launches.has(l.id));
   if (open.length > 0 && !force) {

@@ -9,6 +9,7 @@ import { openPoolLaunchesOfJob } from '../ledger/pools.js';
 import { launchCounts } from '../ledger/queries.js';
 import { listTaskDetails } from '../ledger/task-details.js';
 import { cancelPoolTasks } from '../ledger/transitions.js';
+import { poolOf } from '../protocol/backend-ref.js';
 import type {
   CancelRequest,
   CreateLaunchRequest,
@@ -37,12 +38,12 @@ function progress(ctx: PoolContext, l: LaunchRow): LaunchProgress {
   return {
     launch: String(l.id),
     jobname: job.name,
-    pool: l.backend.replace(/^pool:/, ''),
+    pool: poolOf(l.backend)!,
     tasks: l.task_count,
     counts,
     open: live !== undefined,
     version: live?.version ?? -1,
-    workers: liveWorkerCount(ctx, l.backend.replace(/^pool:/, '')),
+    workers: liveWorkerCount(ctx, poolOf(l.backend)!),
   };
 }
 
@@ -99,7 +100,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     { config: user },
     async (req) => {
       const l = /^\d+$/.test(req.params.id) ? getLaunch(ctx.ledger, Number(req.params.id)) : undefined;
-      if (!l?.backend.startsWith('pool:')) {
+      if (!l || poolOf(l.backend) === undefined) {
         throw new HttpError(404, 'not-found', `no pool launch ${req.params.id}: see drover status`);
       }
       if (req.query.since !== undefined) {

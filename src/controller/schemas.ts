@@ -15,10 +15,12 @@ const resources = {
   properties: { cpus: int(1, 100_000), gpus: int(0, 1024), mem_mb: int(0) },
   additionalProperties: false,
 };
-const taskKey = {
+
+/** A task a worker holds, with the attempt it runs (optional: workers of an earlier version do not say). */
+const heldKey = {
   type: 'object',
   required: ['launch', 'task'],
-  properties: { launch: int(1), task: int(1) },
+  properties: { launch: int(1), task: int(1), attempt: int(1) },
   additionalProperties: false,
 };
 
@@ -95,7 +97,7 @@ export const registerSchema = {
     resources,
     slots: int(1, 100_000),
     setup: { type: 'boolean' },
-    holding: { type: 'array', items: taskKey, maxItems: 100_000 },
+    holding: { type: 'array', items: heldKey, maxItems: 100_000 },
     element: { type: 'string', pattern: '^[0-9]{1,20}[_.][0-9]{1,10}$' },
   },
   dependencies: { id: ['secret'] },

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { WorkerRow } from '../ledger/pool-workers.js';
 import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
-import type { RegisterRequest, ReportBatch } from '../protocol/messages.js';
+import type { AttemptKey, RegisterRequest, ReportBatch } from '../protocol/messages.js';
 import type { AttemptRecord, StartRecord } from '../protocol/records.js';
 import type { ControllerCore } from './core.js';
 import { HttpError } from './http-error.js';
@@ -21,6 +21,8 @@ export interface Registered {
   /** Only on a first registration. */
   secret?: string;
   seq: number;
+  /** Attempts it listed that are not its own (it stops them and drops their records). */
+  disowned: AttemptKey[];
 }
 
 /** The worker row a registration again names, checked: it exists, the secret is its own, same pool. */
@@ -76,21 +78,27 @@ export function registerWorker(c: ControllerCore, req: RegisterRequest): Registe
       Object.assign(w, { host: req.host, pid: req.pid, slots: req.slots, element: fields.element });
       w.capacity = { cpus: req.resources.cpus, gpus: req.resources.gpus, mem_mb: req.resources.mem_mb };
     }
-    reconcile(c, w, req, row?.state === 'draining', state);
+    const disowned = reconcile(c, w, req, row?.state === 'draining', state);
     c.log.info({ event: 'worker-register', worker: id, pool: w.pool, host: w.host, pid: w.pid });
+    if (disowned.length > 0) c.log.warn({ event: 'worker-disowned', worker: id, attempts: disowned.length });
     c.signals.dispatchSoon();
-    return { id, ...(secret !== undefined ? { secret } : {}), seq: row?.seq ?? 0 };
+    return { id, ...(secret !== undefined ? { secret } : {}), seq: row?.seq ?? 0, disowned };
   });
 }
 
-/** After a registration: its state, and what it holds against what the controller gave it. */
+/**
+ * After a registration: its state, and what it holds against what the controller gave it. Returns the attempts it
+ * holds that are not its own: it stops them before it polls again, so no task handed to it later (a retry of one
+ * of them) is mistaken for them. Listed without an attempt (a worker of an earlier version), such a task is
+ * cancelled through its next poll instead.
+ */
 function reconcile(
   c: ControllerCore,
   w: LiveWorker,
   req: RegisterRequest,
   wasDraining: boolean,
   state: 'setup' | 'ready',
-): void {
+): AttemptKey[] {
   // A worker asked to drain before a restart still drains.
   if (wasDraining && w.stop === undefined) w.stop = 'drain';
   w.state = w.stop === 'drain' ? 'draining' : state;
@@ -103,9 +111,11 @@ function reconcile(
   w.outTasks = [];
   w.outCancel = [];
   // Tasks we handed it that it does not have never reached it (the answer was lost): hand them out again.
-  const holding = new Set(req.holding.map((k) => taskKey(k.launch, k.task)));
+  const holding = new Map(req.holding.map((k) => [taskKey(k.launch, k.task), k.attempt]));
+  const has = (key: string, attempt: number) =>
+    holding.has(key) && (holding.get(key) === undefined || holding.get(key) === attempt);
   for (const [key, h] of w.held) {
-    if (holding.has(key)) continue;
+    if (has(key, h.attempt)) continue;
     w.held.delete(key);
     const l = c.launches.get(h.launch);
     if (!l) continue;
@@ -113,8 +123,15 @@ function reconcile(
     if (h.started) c.endTask(l, h.task, h.attempt, 'lost', `worker ${w.id} no longer has it`);
     else c.requeueUnstarted(l, h.task);
   }
-  // Tasks it has that are not its own (any more): stop them.
-  for (const k of req.holding) if (!w.held.has(taskKey(k.launch, k.task))) w.outCancel.push(k);
+  // Attempts it has that are not its own (any more): it stops them.
+  const disowned: AttemptKey[] = [];
+  for (const k of req.holding) {
+    const h = w.held.get(taskKey(k.launch, k.task));
+    if (h && (k.attempt === undefined || k.attempt === h.attempt)) continue;
+    if (k.attempt === undefined) w.outCancel.push({ launch: k.launch, task: k.task });
+    else disowned.push({ launch: k.launch, task: k.task, attempt: k.attempt });
+  }
+  return disowned;
 }
 
 /**

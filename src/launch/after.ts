@@ -4,6 +4,8 @@ import { usageError } from '../errors.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { launchCounts } from '../ledger/queries.js';
+import { listItems } from '../util/list-items.js';
+import { quoted } from '../util/quote.js';
 
 /** How often a launch waiting with `--after` looks at the launches it waits for. */
 const LOOK_EVERY_MS = 1000;
@@ -13,11 +15,12 @@ const LOOK_EVERY_MS = 1000;
  * `--after` names scheduler job ids instead, and the scheduler waits). Refused at once if one does not exist.
  */
 export function launchesToWaitFor(ledger: Ledger, after: string): LaunchRow[] {
-  if (!/^\d{1,15}(,\d{1,15})*$/.test(after))
+  const ids = listItems(after);
+  if (!ids.every((id) => /^\d{1,15}$/.test(id)))
     throw usageError(
-      `--after '${after}' is not a list of launch ids: give e.g. 3 or 3,5 (drover status shows them)`,
+      `--after ${quoted(after)} is not a list of launch ids: give e.g. 3 or 3,5 (drover status shows them)`,
     );
-  return after.split(',').map((text) => {
+  return ids.map((text) => {
     const row = getLaunch(ledger, Number(text));
     if (!row)
       throw usageError(
@@ -31,6 +34,23 @@ export function launchesToWaitFor(ledger: Ledger, after: string): LaunchRow[] {
 export type AfterOutcome = { ok: true } | { ok: false; why: string };
 
 /**
+ * `--after` for a dry run, without waiting: the ids of the launches still open (the launch would wait for
+ * them), or, when every one has ended, how they ended, as the launch would find it.
+ */
+export function afterNow(ledger: Ledger, launches: readonly LaunchRow[]): { open: number[] } | AfterOutcome {
+  const open = openLaunches(ledger, launches);
+  return open.length > 0 ? { open: open.map((l) => l.id) } : howLaunchesEnded(ledger, launches);
+}
+
+/** The launches that have not ended yet (a task of theirs queued or running), their jobs refreshed first. */
+function openLaunches(ledger: Ledger, launches: readonly LaunchRow[]): LaunchRow[] {
+  return launches.filter((l) => {
+    refresh(ledger, l.job_id);
+    return getLaunch(ledger, l.id)?.open === 1;
+  });
+}
+
+/**
  * Wait until every launch has ended (no task of it queued or running), then say whether each ended well: every
  * one of its tasks succeeded, as Slurm's `afterok`. Nothing is written while waiting but what any `drover
  * status` writes (the runners' records, ingested).
@@ -42,15 +62,17 @@ export async function waitForLaunches(
 ): Promise<AfterOutcome> {
   let told = false;
   for (;;) {
-    const pending = launches.filter((l) => {
-      refresh(ledger, l.job_id);
-      return getLaunch(ledger, l.id)?.open === 1;
-    });
+    const pending = openLaunches(ledger, launches);
     if (pending.length === 0) break;
     if (!told) waiting(pending.map((l) => l.id));
     told = true;
     await sleep(LOOK_EVERY_MS);
   }
+  return howLaunchesEnded(ledger, launches);
+}
+
+/** Whether launches that have ended ended well (every task succeeded), or the first that did not, and why. */
+function howLaunchesEnded(ledger: Ledger, launches: readonly LaunchRow[]): AfterOutcome {
   for (const l of launches) {
     const counts = launchCounts(ledger, l.id);
     if (counts.succeeded !== l.task_count) {

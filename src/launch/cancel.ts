@@ -1,4 +1,5 @@
 import { backendFor } from '../backends/registry.js';
+import { launchActiveIds } from '../ledger/launch-tasks.js';
 import type { LaunchRow } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { activeLaunchesOf } from '../ledger/queries.js';
@@ -15,12 +16,7 @@ export interface CancelPlan {
  */
 export function cancelPlan(ledger: Ledger, jobId: number, wanted?: ReadonlySet<number>): CancelPlan[] {
   return activeLaunchesOf(ledger, jobId).map((launch) => {
-    const active = ledger
-      .stmt(
-        "SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running') ORDER BY task_id",
-      )
-      .pluck()
-      .all(launch.id) as number[];
+    const active = launchActiveIds(ledger, launch.id);
     return { launch, ids: active.filter((id) => !wanted || wanted.has(id)) };
   });
 }

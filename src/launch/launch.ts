@@ -21,13 +21,14 @@ import {
 import type { Ledger } from '../ledger/ledger.js';
 import { ledgerError } from '../ledger/open.js';
 import { createLaunch, deleteLaunch } from '../ledger/transitions.js';
+import { poolOf } from '../protocol/backend-ref.js';
 import type { RunSettings } from '../runner/group.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS } from '../util/limits.js';
 import { launchJob, type Workspace } from './job.js';
 import { selectTasks } from './select.js';
-import { checkSpec, type LaunchSpec } from './spec.js';
+import { checkSpec, isChecked, type LaunchSpec } from './spec.js';
 
 /** Who is launching: the drover that starts runners, and what to tell the user along the way. */
 export interface LaunchContext {
@@ -58,7 +59,7 @@ export interface LaunchResult {
 
 /** The config section of a backend (pool launches read the pool's). */
 function configOf(ws: Workspace, backend: string): Record<string, string> {
-  const name = (backend.startsWith('pool:') ? 'pool' : backend) as BackendName;
+  const name = (poolOf(backend) !== undefined ? 'pool' : backend) as BackendName;
   return backendConfig(ws.paths.localConfig, name);
 }
 
@@ -107,7 +108,7 @@ function selectedIds(ws: Workspace, spec: LaunchSpec, job: JobRow, backend: Back
  */
 export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext): Promise<LaunchResult> {
   const backend = launchBackend(spec.backend);
-  checkSpec(spec, backend);
+  if (!isChecked(spec)) checkSpec(spec, backend);
   const config = configOf(ws, spec.backend);
   const request = {
     ...spec.request,

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.js';
 import { usageError } from '../errors.js';
+import { backendFlag } from '../protocol/backend-ref.js';
 import type { LogsMode } from '../runner/group.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
@@ -97,14 +98,23 @@ function usedOptions(spec: LaunchSpec): BackendOption[] {
 
 /** Where a spec runs, as the user said it: `--backend local`, `--pool p`. */
 export function where(spec: Pick<LaunchSpec, 'backend'>): string {
-  return spec.backend.startsWith('pool:') ? `--pool ${spec.backend.slice(5)}` : `--backend ${spec.backend}`;
+  return backendFlag(spec.backend);
+}
+
+/** A spec that checkSpec passed: launch() does not check it again. */
+export type CheckedSpec = LaunchSpec & { readonly [CHECKED]: true };
+const CHECKED: unique symbol = Symbol('checked launch spec');
+
+/** True for a spec checkSpec returned (a copy, or one that crossed the wire, is not). */
+export function isChecked(spec: LaunchSpec): spec is CheckedSpec {
+  return (spec as Partial<CheckedSpec>)[CHECKED] === true;
 }
 
 /**
  * Check a launch before anything is read or written: each rule once, for every backend and for the API. Bad
- * specs are usage errors (exit 2) naming the value and what to do.
+ * specs are usage errors (exit 2) naming the value and what to do. Returns the spec, marked checked.
  */
-export function checkSpec(spec: LaunchSpec, backend: Backend): void {
+export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
   if (spec.jobname !== undefined) validateJobname(spec.jobname, '--jobname');
   if (spec.jobname === undefined && spec.command === undefined) {
     throw usageError('launch needs --jobname JOB or --command CMD');
@@ -147,4 +157,5 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): void {
   }
   if (!path.isAbsolute(spec.cwd)) throw usageError(`cwd '${spec.cwd}' must be an absolute path`);
   backend.check?.(spec.request, spec.detach === true);
+  return Object.assign(spec, { [CHECKED]: true as const });
 }

@@ -1,8 +1,8 @@
 import { refresh } from '../backends/refresh.js';
 import { jobSpread } from '../ledger/durations.js';
 import { jobLaunches } from '../ledger/launches.js';
-import { jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
-import { isFailedState, STATES, type State } from '../protocol/states.js';
+import { failedTasks, jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
+import { STATES } from '../protocol/states.js';
 import type { Workspace } from './job.js';
 import { loadJob } from './load-job.js';
 
@@ -25,23 +25,7 @@ export function jobStatus(ws: Workspace, name: string, report?: (line: string) =
       task_seconds: t.busy,
     };
   });
-  const failedStates = STATES.filter(isFailedState);
-  const failed = ws.ledger
-    .stmt(
-      `SELECT id AS task, state, exit_code,
-         (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
-          ORDER BY a.attempt DESC LIMIT 1) AS reason
-       FROM tasks INDEXED BY tasks_state
-       WHERE job_id = ? AND state IN (${failedStates.map(() => '?').join(',')}) AND state != 'pending'
-       ORDER BY +id LIMIT 20`,
-    )
-    .all(job.id, ...failedStates) as {
-    task: number;
-    state: State;
-    exit_code: number | null;
-    /** Why its latest attempt ended so, when known (e.g. the scheduler's reason). */
-    reason: string | null;
-  }[];
+  const failed = failedTasks(ws.ledger, job.id, 20);
   return {
     jobname: job.name,
     tasks: job.task_count,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { usageError } from '../errors.js';
+import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import type { CreateLaunchRequest } from '../protocol/messages.js';
 import { formatSize, parseSize } from '../util/size.js';
 import type { LaunchSpec } from './spec.js';
@@ -18,7 +19,7 @@ export function toWire(spec: LaunchSpec): CreateLaunchRequest {
       }
     : spec.env;
   return {
-    pool: spec.backend.replace(/^pool:/, ''),
+    pool: poolOf(spec.backend)!,
     ...(spec.jobname !== undefined ? { jobname: spec.jobname } : {}),
     ...(spec.jobfile !== undefined ? { jobfile: path.resolve(spec.jobfile) } : {}),
     ...(spec.tasklist !== undefined ? { tasklist: spec.tasklist } : {}),
@@ -46,7 +47,7 @@ export function fromWire(req: CreateLaunchRequest): LaunchSpec {
   if (req.num_jobs !== undefined && req.command === undefined)
     throw usageError('--num-jobs needs --command CMD');
   return {
-    backend: `pool:${req.pool}`,
+    backend: poolRef(req.pool),
     ...(req.jobname !== undefined ? { jobname: req.jobname } : {}),
     ...(req.command !== undefined ? { command: req.command, numJobs: req.num_jobs ?? 1 } : {}),
     ...(req.jobfile !== undefined ? { jobfile: absolute(req.jobfile) } : {}),

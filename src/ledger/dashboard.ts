@@ -2,7 +2,7 @@ import { type State, TERMINAL_STATES, zeroCounts } from '../protocol/states.js';
 import { LATEST_ATTEMPT_JOIN } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
 import { ATTEMPT_LOG_COLUMNS, type AttemptLogs } from './queries.js';
-import { stateIndexTerms } from './task-table.js';
+import { taskWhere } from './task-filter.js';
 
 /**
  * What the web dashboard reads (docs/dashboard.md): everything a page shows is computed here, in SQL, so a page of
@@ -146,20 +146,17 @@ function likeText(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** The WHERE of a page query over `tasks t` and its arguments (the job's id first). */
+/** The WHERE of a page query over `tasks t` and its arguments (the job's id first): taskWhere's, and the page's. */
 function pageWhere(
   jobId: number,
   q: Pick<TaskPageQuery, 'id' | 'states' | 'text'>,
 ): { sql: string; args: unknown[] } {
-  const parts = ['t.job_id = ?'];
-  const args: unknown[] = [jobId];
+  const w = taskWhere(q.states ? { states: q.states } : {}, 't');
+  const parts = [w.sql];
+  const args: unknown[] = [jobId, ...w.args];
   if (q.id !== undefined) {
     parts.push('t.id = ?');
     args.push(q.id);
-  }
-  if (q.states) {
-    parts.push('t.state IN (SELECT value FROM json_each(?))', ...stateIndexTerms(q.states, 't.'));
-    args.push(JSON.stringify(q.states));
   }
   if (q.text !== undefined && q.text !== '') {
     parts.push("(t.command LIKE ? ESCAPE '\\' OR t.tag LIKE ? ESCAPE '\\' OR t.params LIKE ? ESCAPE '\\')");

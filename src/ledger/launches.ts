@@ -126,6 +126,14 @@ export function jobLaunches(ledger: Ledger, jobId: number): LaunchRow[] {
   return ledger.stmt('SELECT * FROM launches WHERE job_id = ? ORDER BY id').all(jobId) as LaunchRow[];
 }
 
+/** The folders of a job's launches on `backend`. */
+export function launchDirs(ledger: Ledger, jobId: number, backend: string): string[] {
+  return ledger
+    .stmt('SELECT dir FROM launches WHERE job_id = ? AND backend = ?')
+    .pluck()
+    .all(jobId, backend) as string[];
+}
+
 /** A job's launches that may still change, oldest first. */
 export function openLaunches(ledger: Ledger, jobId?: number): LaunchRow[] {
   return (

@@ -193,6 +193,11 @@ export class Ledger {
     }
   }
 
+  /** From now on, wait up to `ms` for a lock another process holds before failing (SQLite's busy_timeout). */
+  setBusyTimeout(ms: number): void {
+    this.db.pragma(`busy_timeout = ${ms}`);
+  }
+
   /** Copy the write-ahead log into the database file and empty it (before a long-running writer closes). */
   checkpoint(): void {
     this.db.pragma('wal_checkpoint(TRUNCATE)');

@@ -1,3 +1,4 @@
+import { POOL_LAUNCHES_LIKE, poolRef } from '../protocol/backend-ref.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
 
@@ -101,12 +102,12 @@ export function setPoolDown(ledger: Ledger, name: string, workersToo: boolean): 
 export function openLaunchesOnPool(ledger: Ledger, name: string): LaunchRow[] {
   return ledger
     .stmt('SELECT * FROM launches WHERE backend = ? AND open = 1')
-    .all(`pool:${name}`) as LaunchRow[];
+    .all(poolRef(name)) as LaunchRow[];
 }
 
 /** A job's open pool launches, oldest first. */
 export function openPoolLaunchesOfJob(ledger: Ledger, jobId: number): LaunchRow[] {
   return ledger
-    .stmt("SELECT * FROM launches WHERE job_id = ? AND open = 1 AND backend LIKE 'pool:%' ORDER BY id")
-    .all(jobId) as LaunchRow[];
+    .stmt('SELECT * FROM launches WHERE job_id = ? AND open = 1 AND backend LIKE ? ORDER BY id')
+    .all(jobId, POOL_LAUNCHES_LIKE) as LaunchRow[];
 }

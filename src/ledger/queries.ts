@@ -1,9 +1,8 @@
-import { STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
-import type { TaskRow } from './jobs.js';
-import { NO_LATEST } from './latest-attempt.js';
+import { isFailedState, STATES, type State, type TerminalState, zeroCounts } from '../protocol/states.js';
+import { idIn } from './id-list.js';
 import type { LaunchRow } from './launches.js';
 import type { Ledger } from './ledger.js';
-import { stateIndexTerms, taskWhere } from './task-table.js';
+import { stateIndexTerms, taskWhere } from './task-filter.js';
 
 /** Count rows by state into a record with every state present. */
 function countBy(rows: { state: State; n: number }[]): Record<State, number> {
@@ -74,131 +73,6 @@ export function slowestAttempts(ledger: Ledger, jobId: number, limit: number): S
   return rows.map((r) => ({ ...r, params: JSON.parse(r.params) as Record<string, string> }));
 }
 
-/** A job's tasks, optionally only some ids and states, in id order. */
-export function listTasks(
-  ledger: Ledger,
-  jobId: number,
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-): TaskRow[] {
-  const out: TaskRow[] = [];
-  for (const chunk of taskChunks(ledger, jobId, filter)) out.push(...chunk);
-  return out;
-}
-
-/**
- * A job's tasks as the JSON lines of `list --json` (taskJson's fields, in its order; `jobname` first when
- * given), a chunk of tasks at a time, each chunk the UTF-8 bytes of lines joined by `,\n`. SQLite writes the JSON,
- * and nothing per task is looked up or formatted beyond the task's own row: the latest attempt's members are kept
- * on it (`tasks.latest`, latest-attempt.ts), and `params` is spliced in as the text it is stored as
- * (JSON.stringify's, never anything else: see syncJobTasks; json(params) would parse and print it again, ~0.2 s
- * more for 100,000 tasks). Chunks come as bytes (a BLOB of the text), not strings: decoding 25 MB into V8 strings
- * and encoding them again for stdout cost ~20 ms. Chunks are small on purpose (1,000 tasks, ~250 KB): big strings
- * cost more to allocate and hand to V8 than the extra statement steps.
- *
- * A whole job (no filter) is read as ranges of ids along the primary key, each aggregated as it is scanned: the
- * aggregate gets the rows in the order of the key, so no ORDER BY is needed inside it. With one, SQLite sorts a
- * copy of every line first (~50 ms of ~0.15 s for 100,000 tasks). A filter may be answered through another index
- * (the state index) or from a list of ids: its lines are put in id order by the aggregate's ORDER BY.
- * test/ledger/task-json.test.ts checks both forms against the server’s task objects: ids with gaps, filters, chunks.
- */
-export function* taskJsonChunks(
-  ledger: Ledger,
-  job: { id: number; name: string },
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-  withJobname = false,
-  size = 1000,
-): Generator<Buffer> {
-  // One printf, not json_object and concatenations: each || copies the line so far, and json_object formats
-  // values by their type at run time (~10% of the query). The strings are quoted as json_object quotes them.
-  const line = `printf('{${withJobname ? '"jobname":%s,' : ''}"task":%d,"command":%s,"tag":%s,"state":"%s","exit_code":%s,"attempts":%d,"launch":%s,%s,"params":%s}',
-    ${withJobname ? 'json_quote(?), ' : ''}t.id, json_quote(t.command), json_quote(t.tag), t.state, ifnull(t.exit_code, 'null'), t.tries,
-    ifnull('"' || t.last_launch_id || '"', 'null'), ifnull(t.latest, '${NO_LATEST}'), t.params)`;
-  const name = withJobname ? [job.name] : [];
-  if (filter.ids === undefined && filter.states === undefined) {
-    // Windows of `size` ids, not of `size` tasks: finding where the next `size` tasks end would walk the table's
-    // rows (its key is the table) a second time (~3 ms of ~100 for 100,000 tasks). A window past a gap is empty:
-    // then the next window starts at the next id there is, so ids far apart cost a seek each, not a window each.
-    // Its own SQL texts, so raw mode never reaches a statement other code shares through the cache.
-    const chunk = ledger.stmt(
-      `SELECT CAST(group_concat(${line}, ',' || char(10)) AS BLOB)
-       FROM tasks t WHERE t.job_id = ? AND t.id > ? AND t.id <= ?`,
-    );
-    const next = ledger.stmt('SELECT min(id) FROM tasks WHERE job_id = ? AND id > ?');
-    let after = 0;
-    for (;;) {
-      const text = chunk.pluck().get(...name, job.id, after, after + size) as Buffer | null;
-      if (text !== null) {
-        yield text;
-        after += size;
-        continue;
-      }
-      const id = next.pluck().get(job.id, after) as number | null;
-      if (id === null) return;
-      after = id - 1;
-    }
-  }
-  const w = taskWhere(filter, 't');
-  const stmt = ledger.stmt(
-    `SELECT max(id) AS last, CAST(group_concat(j, ',' || char(10) ORDER BY id) AS BLOB) AS text FROM (
-       SELECT t.id, ${line} AS j FROM tasks t WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?)`,
-  );
-  let after = 0;
-  for (;;) {
-    // Raw again each time: another caller of this text between chunks gets it back in the default mode.
-    const [last, text] = stmt.raw(true).get(...name, job.id, ...w.args, after, size) as [
-      number | null,
-      Buffer | null,
-    ];
-    if (last === null || text === null) return;
-    yield text;
-    after = last;
-  }
-}
-
-type RawTask = [number, string, string, State, number | null, number, number | null, string];
-
-/**
- * A job's tasks in id order, a chunk at a time. Rows come from SQLite as arrays and become objects here:
- * better-sqlite3 makes objects through V8's API at ~5 µs a row, arrays at about half that (100,000 tasks:
- * ~0.3 s instead of ~0.5 s, and less garbage).
- */
-export function* taskChunks(
-  ledger: Ledger,
-  jobId: number,
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-  size = 1000,
-): Generator<TaskRow[]> {
-  const ids = filter.ids ? new Set(filter.ids) : undefined;
-  const states = filter.states ? new Set(filter.states) : undefined;
-  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
-  const stmt = ledger
-    .stmt(
-      'SELECT id, command, tag, state, exit_code, tries, last_launch_id, params FROM tasks WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?',
-    )
-    .raw(true);
-  let after = 0;
-  for (;;) {
-    const rows = stmt.raw(true).all(jobId, after, size) as RawTask[];
-    if (rows.length === 0) return;
-    after = rows[rows.length - 1]![0];
-    const chunk: TaskRow[] = [];
-    for (const r of rows) {
-      if ((ids && !ids.has(r[0])) || (states && !states.has(r[3]))) continue;
-      chunk.push({
-        id: r[0],
-        command: r[1],
-        tag: r[2],
-        state: r[3],
-        exit_code: r[4],
-        attempts: r[5],
-        last_launch_id: r[6],
-        params: JSON.parse(r[7]) as Record<string, string>,
-      });
-    }
-    yield chunk;
-  }
-}
-
 /**
  * Ids of a job's tasks whose state passes `pick`: through the state index when pending is not among them (the
  * index holds no pending task), else along the job's range of the primary key.
@@ -206,14 +80,37 @@ export function* taskChunks(
 export function taskIdsWhere(ledger: Ledger, jobId: number, pick: (s: State) => boolean): number[] {
   const states = STATES.filter(pick);
   if (states.length === 0) return [];
-  const terms = stateIndexTerms(states);
-  const indexed = terms.length > 0 ? ' INDEXED BY tasks_state' : '';
-  const where = [`job_id = ? AND state IN (${states.map(() => '?').join(', ')})`, ...terms].join(' AND ');
-  return (
-    ledger.stmt(`SELECT id FROM tasks${indexed} WHERE ${where} ORDER BY id`).all(jobId, ...states) as {
-      id: number;
-    }[]
-  ).map((r) => r.id);
+  const w = taskWhere({ states });
+  const indexed = stateIndexTerms(states).length > 0 ? ' INDEXED BY tasks_state' : '';
+  return ledger
+    .stmt(`SELECT id FROM tasks${indexed} WHERE ${w.sql} ORDER BY id`)
+    .pluck()
+    .all(jobId, ...w.args) as number[];
+}
+
+/** A task whose latest state is a failure, as `drover status` lists it. */
+export interface FailedTask {
+  /** Task id. */
+  task: number;
+  state: State;
+  /** Its latest exit code, when it exited. */
+  exit_code: number | null;
+  /** Why its latest attempt ended so, when known (e.g. the scheduler's reason). */
+  reason: string | null;
+}
+
+/** The first `limit` of a job's tasks (in id order) whose state is a failure (isFailedState), through the state index. */
+export function failedTasks(ledger: Ledger, jobId: number, limit: number): FailedTask[] {
+  // The failed states leave pending out: the WHERE says state != 'pending', which the state index needs.
+  const w = taskWhere({ states: STATES.filter(isFailedState) });
+  return ledger
+    .stmt(
+      `SELECT id AS task, state, exit_code,
+         (SELECT reason FROM attempts a WHERE a.job_id = tasks.job_id AND a.task_id = tasks.id
+          ORDER BY a.attempt DESC LIMIT 1) AS reason
+       FROM tasks INDEXED BY tasks_state WHERE ${w.sql} ORDER BY +id LIMIT ?`,
+    )
+    .all(jobId, ...w.args, limit) as FailedTask[];
 }
 
 /** Where an attempt's output is (src/protocol/log-slices.ts: placeOf). */
@@ -242,6 +139,8 @@ export function taskAttempt(
       attempt: number;
       state: State;
       launch_id: number;
+      /** Why it ended so, when known (a lost attempt: what said it is lost). */
+      reason: string | null;
     })
   | undefined {
   const sql =
@@ -311,6 +210,7 @@ export interface AttemptRow {
 
 /** A job's attempts, every command's, in task then attempt order; optionally only some task ids. */
 export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number[]): AttemptRow[] {
+  const only = ids ? idIn('a.task_id', ids) : undefined;
   const rows = ledger
     .stmt(
       `SELECT a.task_id AS task, a.attempt, CAST(a.launch_id AS TEXT) AS launch, a.state, a.exit_code, a.signal,
@@ -321,10 +221,9 @@ export function jobAttempts(ledger: Ledger, jobId: number, ids?: readonly number
          JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
          LEFT JOIN tasks t ON t.job_id = a.job_id AND t.id = a.task_id
          LEFT JOIN task_revisions r ON r.job_id = a.job_id AND r.task_id = a.task_id AND r.revision = lt.revision
-       WHERE a.job_id = ? AND (? IS NULL OR a.task_id IN (SELECT value FROM json_each(?)))
-       ORDER BY a.task_id, a.attempt`,
+       WHERE a.job_id = ?${only ? ` AND ${only.sql}` : ''} ORDER BY a.task_id, a.attempt`,
     )
-    .all(jobId, ids ? 1 : null, ids ? JSON.stringify(ids) : '[]') as (Omit<AttemptRow, 'current'> & {
+    .all(jobId, ...(only?.params ?? [])) as (Omit<AttemptRow, 'current'> & {
     current: number;
   })[];
   return rows.map((r) => ({ ...r, current: r.current === 1 }));

@@ -1,5 +1,6 @@
 import type { State } from '../protocol/states.js';
 import type { Ledger } from './ledger.js';
+import { type TaskFilter, taskWhere } from './task-filter.js';
 
 /** One task's latest attempt as `drover results` needs it: where its result is, and what to show beside it. */
 export interface ResultSourceRow {
@@ -27,11 +28,8 @@ export interface ResultSourceRow {
  * A job's tasks in id order with their latest attempt of their current command (docs/concepts.md invariant 1:
  * an attempt of an earlier command never gives a task its result), optionally only some ids and states.
  */
-export function resultSources(
-  ledger: Ledger,
-  jobId: number,
-  filter: { ids?: readonly number[]; states?: readonly State[] } = {},
-): ResultSourceRow[] {
+export function resultSources(ledger: Ledger, jobId: number, filter: TaskFilter = {}): ResultSourceRow[] {
+  const w = taskWhere(filter, 't');
   return ledger
     .stmt(
       `SELECT t.id AS task, t.state, t.tag, t.params, a.duration AS duration_s, a.attempt, a.stdout_path,
@@ -42,16 +40,7 @@ export function resultSources(
              JOIN launch_tasks lt ON lt.launch_id = a2.launch_id AND lt.task_id = a2.task_id AND lt.revision = t.revision
            WHERE a2.job_id = t.job_id AND a2.task_id = t.id)
          LEFT JOIN launches l ON l.id = a.launch_id
-       WHERE t.job_id = ?
-         AND (? IS NULL OR t.id IN (SELECT value FROM json_each(?)))
-         AND (? IS NULL OR t.state IN (SELECT value FROM json_each(?)))
-       ORDER BY t.id`,
+       WHERE ${w.sql} ORDER BY t.id`,
     )
-    .all(
-      jobId,
-      filter.ids ? 1 : null,
-      JSON.stringify(filter.ids ?? []),
-      filter.states ? 1 : null,
-      JSON.stringify(filter.states ?? []),
-    ) as ResultSourceRow[];
+    .all(jobId, ...w.args) as ResultSourceRow[];
 }

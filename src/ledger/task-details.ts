@@ -1,8 +1,9 @@
 import type { State } from '../protocol/states.js';
 import type { TaskRow } from './jobs.js';
+import { keysetChunks, keysetPage } from './keyset.js';
 import { LATEST_ATTEMPT_JOIN, LATEST_DURATION } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
-import { type TaskFilter, taskWhere } from './task-table.js';
+import { type TaskFilter, taskWhere } from './task-filter.js';
 
 /** A task with what its latest attempt (of its current command) says of when, where and how it ended. */
 export interface TaskDetail extends TaskRow {
@@ -46,7 +47,9 @@ type Raw = [
 
 /**
  * A job's tasks with their latest attempt's timings, host and signal, in id order, a chunk at a time (by key,
- * so gaps in the ids cost nothing). Rows come as arrays and become objects here (see taskChunks).
+ * so gaps in the ids cost nothing). Rows come from SQLite as arrays and become objects here: better-sqlite3 makes
+ * objects through V8's API at ~5 µs a row, arrays at about half that (100,000 tasks: ~0.3 s instead of ~0.5 s,
+ * and less garbage).
  */
 export function* taskDetailChunks(
   ledger: Ledger,
@@ -55,20 +58,15 @@ export function* taskDetailChunks(
   size = 2000,
 ): Generator<TaskDetail[]> {
   const w = taskWhere(filter, 't');
-  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
-  const stmt = ledger
-    .stmt(
-      `SELECT t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
-         a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params,
-         a.stdout_off, a.stdout_end, a.log_seq
-       FROM tasks t ${LATEST_ATTEMPT_JOIN} WHERE ${w.sql} AND t.id > ? ORDER BY t.id LIMIT ?`,
-    )
-    .raw(true);
-  let after = 0;
-  for (;;) {
-    const rows = stmt.raw(true).all(jobId, ...w.args, after, size) as Raw[];
-    if (rows.length === 0) return;
-    after = rows[rows.length - 1]![0];
+  const page = keysetPage({
+    select: `t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
+      a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params,
+      a.stdout_off, a.stdout_end, a.log_seq`,
+    from: `tasks t ${LATEST_ATTEMPT_JOIN}`,
+    where: w.sql,
+    key: 't.id',
+  });
+  for (const rows of keysetChunks<Raw>(ledger, page, [jobId, ...w.args], size)) {
     yield rows.map((r) => ({
       id: r[0],
       command: r[1],

@@ -1,16 +1,12 @@
 import type { State } from '../protocol/states.js';
+import { keysetChunks, keysetPage } from './keyset.js';
 import type { Ledger } from './ledger.js';
+import { type TaskFilter, taskWhere } from './task-filter.js';
 
 /**
  * The rows of `drover list`'s table, straight from SQLite: the column widths in one aggregate query, then the
  * rows as arrays a chunk of ids at a time, so a 100,000-task job is printed without holding its rows.
  */
-
-/** Which of a job's tasks to show. */
-export interface TaskFilter {
-  ids?: readonly number[];
-  states?: readonly State[];
-}
 
 /** One row: id, state, exit code, attempts, tag, command, params (JSON text of an object of strings). */
 export type TableRow = [number, State, number | null, number, string, string, string];
@@ -25,36 +21,6 @@ export interface ColumnWidths {
   asciiTag: number;
   /** Tags with other characters (wide, combining, control): their display width is the caller's to measure. */
   otherTags: string[];
-}
-
-/**
- * What a WHERE on these states should also say so that SQLite may use the state index `tasks_state`, which holds
- * no pending task (schema 7): `state != 'pending'` when the states imply it, else nothing (an empty list).
- * `t` qualifies the column (`t.`).
- */
-export function stateIndexTerms(states: readonly State[], t = ''): string[] {
-  return states.includes('pending') ? [] : [`${t}state != 'pending'`];
-}
-
-/**
- * The WHERE of a job's tasks under a filter: `job_id = ?` (the job's id comes first, from the caller) and, when
- * the filter has them, the ids and states as JSON arguments in `args`. `table` qualifies the columns (`t`).
- */
-export function taskWhere(filter: TaskFilter, table = ''): { sql: string; args: string[] } {
-  const t = table === '' ? '' : `${table}.`;
-  return {
-    sql: [
-      `${t}job_id = ?`,
-      ...(filter.ids ? [`${t}id IN (SELECT value FROM json_each(?))`] : []),
-      ...(filter.states
-        ? [`${t}state IN (SELECT value FROM json_each(?))`, ...stateIndexTerms(filter.states, t)]
-        : []),
-    ].join(' AND '),
-    args: [
-      ...(filter.ids ? [JSON.stringify(filter.ids)] : []),
-      ...(filter.states ? [JSON.stringify(filter.states)] : []),
-    ],
-  };
 }
 
 /** A tag made only of printable ASCII (GLOB: no character outside space..tilde). */
@@ -92,19 +58,9 @@ export function* tableRows(
   size = 10_000,
 ): Generator<TableRow[]> {
   const w = taskWhere(filter);
-  // Its own SQL text, so raw mode never reaches a statement other code shares through the cache.
-  const stmt = ledger
-    .stmt(
-      `SELECT id, state, exit_code, tries, tag, command, params FROM tasks WHERE ${w.sql} AND id > ? ORDER BY id LIMIT ?`,
-    )
-    .raw(true);
-  let after = 0;
-  for (;;) {
-    const rows = stmt.raw(true).all(jobId, ...w.args, after, size) as TableRow[];
-    if (rows.length === 0) return;
-    after = rows[rows.length - 1]![0];
-    yield rows;
-  }
+  const select = 'id, state, exit_code, tries, tag, command, params';
+  const page = keysetPage({ select, from: 'tasks', where: w.sql, key: 'id' });
+  yield* keysetChunks<TableRow>(ledger, page, [jobId, ...w.args], size);
 }
 
 /** A params column: its key, the widest plain-ASCII value, and the other values (the caller measures them). */

@@ -15,6 +15,7 @@
  * | markUnfinished                                | transitions/backend.ts        | queued/running → terminal      |
  * | recordError                                   | transitions/backend.ts        | queued → error                 |
  * | restateEnd                                    | transitions/backend.ts        | killed → terminal              |
+ * | createPoolLaunch (a pool launch's queue row)  | transitions/expand.ts         | (its row; no task moves)       |
  * | expandLaunch, expandAll                       | transitions/expand.ts         | pending → queued               |
  * | assignTask, unassign, finishTask              | transitions/pool.ts           | (held / waiting / done)        |
  * | requeueForRetry                               | transitions/pool.ts           | terminal → queued              |
@@ -39,7 +40,7 @@ export {
 } from './transitions/attempts.js';
 export { recordAttempts } from './transitions/attempts-batch.js';
 export { markUnfinished, recordError, restateEnd } from './transitions/backend.js';
-export { expandAll, expandLaunch, idsAfter } from './transitions/expand.js';
+export { createPoolLaunch, expandAll, expandLaunch, idsAfter } from './transitions/expand.js';
 export { closeLaunchIfDone, createLaunch, deleteLaunch } from './transitions/launch.js';
 export { APPLIED, type Outcome, UNCHANGED } from './transitions/move.js';
 export {

@@ -233,8 +233,11 @@ export interface RegisterRequest {
   slots: number;
   /** Still running its setup command. */
   setup: boolean;
-  /** Tasks it holds (running or about to): after a controller restart these stay its tasks. */
-  holding: TaskKey[];
+  /**
+   * Tasks it holds (running or about to), each with the attempt it runs: after a controller restart these stay its
+   * tasks. An entry without `attempt` (a worker of an earlier version) stands for whichever attempt it runs.
+   */
+  holding: (TaskKey & { attempt?: number })[];
   /** The scheduler array element it runs in (`A_I` for Slurm, `J.T` for Grid Engine), when it runs in one. */
   element?: string;
 }
@@ -249,6 +252,12 @@ export interface RegisterAnswer {
   heartbeat: number;
   /** The report sequence number the controller applied last: resend the records after it. */
   seq: number;
+  /**
+   * Attempts in its `holding` that are not its own here: taken back while it was taken for lost (recorded `lost`,
+   * perhaps run again elsewhere), or never handed out by this controller. Stop their processes at once and drop
+   * their records (the controller refuses them). Absent or empty: everything it holds is its own.
+   */
+  disowned?: AttemptKey[];
 }
 
 /** A task of a launch. */

@@ -16,12 +16,12 @@ import { processStartTime, shortHostname } from '../util/proc.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import { commandArgv, wrapCommand } from './command.js';
 import { endState, isRetried, type StopCause, type WaitStatus } from './end-state.js';
-import { ForkServer, findPython, perlAvailable } from './forkserver.js';
 import type { CancelRequest, GroupFile, GroupTask } from './group.js';
-import { NodeExecutor } from './node-executor.js';
 import { RecordWriter } from './record-writer.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from './slots.js';
-import type { Execution, Executor, ProcessExit, SegmentSpan } from './spawner.js';
+import { ForkServerStarter, findPython, perlAvailable } from './starters/fork-server.js';
+import { NodeSpawnStarter } from './starters/node-spawn.js';
+import type { Execution, ProcessExit, ProcessStarter, SegmentSpan } from './starters/starter.js';
 
 /** How a task's attempt ended, as live progress shows it (attempt 0: cancelled before it ever started). */
 export interface TaskEnd {
@@ -49,16 +49,16 @@ export interface RunnerHooks {
 
 /**
  * Options for runners that are not alone on their node (pool workers). Without them a runner behaves as it
- * always did: its own executor and slots, and it finishes once its group's tasks are done.
+ * always did: its own starter and slots, and it finishes once its group's tasks are done.
  */
 export interface RunnerOptions {
-  /** Share this executor (and its slots) with other runners; the runner then never closes it. */
-  executor?: Executor;
-  /** The slots of the shared executor (for the GPUs recorded with each start). */
+  /** Share this starter (and its slots) with other runners; the runner then never closes it. */
+  starter?: ProcessStarter;
+  /** The slots of the shared starter (for the GPUs recorded with each start). */
   slots?: Slot[];
   /** Keep running when the queue is empty: more tasks come with `add`, and `close` lets it finish. */
   keepOpen?: boolean;
-  /** Tasks handed to the executor ahead of free slots (default: 2 per slot). */
+  /** Tasks handed to the starter ahead of free slots (default: 2 per slot). */
   lookahead?: number;
   /**
    * The name of this runner's segments in the log folder (`<name>.<slot>.out`), when the group writes segments
@@ -85,9 +85,14 @@ interface InFlight extends Queued {
   held?: boolean;
   /** When it started (unix seconds), once it has. */
   startedAt?: number;
+  /** The runner's monotonic clock (ms) when it learnt of the start: its end, when no starter stamps it, is
+   * `startedAt` plus the time since, so an attempt never ends before it started whatever the wall clock does. */
+  startedMono?: number;
+  /** No longer this runner's to report (abandon): its records go to the record file only. */
+  abandoned?: boolean;
 }
 
-/** Tasks handed to the executor ahead of free slots, per slot, so a freed slot starts the next one at once. */
+/** Tasks handed to the starter ahead of free slots, per slot, so a freed slot starts the next one at once. */
 const LOOKAHEAD_PER_SLOT = 32;
 
 /**
@@ -120,7 +125,7 @@ export class Runner {
   private readonly summary: RunnerSummary = {};
   private readonly writer: RecordWriter;
   private readonly host = shortHostname();
-  private readonly executor: Executor;
+  private readonly starter: ProcessStarter;
   private readonly seenCancels = new Set<string>();
   private cancelledAll = false;
   /** Told to stop at once (a second signal): it does not wait for space to write its last records. */
@@ -131,9 +136,9 @@ export class Runner {
   private cancelPoll: NodeJS.Timeout | undefined;
   /** Lets go of the heap bound the runner holds while it runs. */
   private releaseHeap: (() => void) | undefined;
-  /** Variables of this group that a shared executor does not have in its environment. */
+  /** Variables of this group that a shared starter does not have in its environment. */
   private readonly groupEnv: Record<string, string> = {};
-  private readonly sharedExecutor: boolean;
+  private readonly sharedStarter: boolean;
   private open: boolean;
   /** Where the tasks' output goes in segments (`<prefix>.<slot>.out`); undefined: a log file per task. */
   private readonly segments: string | undefined;
@@ -154,7 +159,7 @@ export class Runner {
         visibleGpus: parseVisibleGpus(env.CUDA_VISIBLE_DEVICES),
         ...(options.keepOpen ? {} : { tasks: group.tasks.length }),
       });
-    this.sharedExecutor = options.executor !== undefined;
+    this.sharedStarter = options.starter !== undefined;
     this.open = options.keepOpen === true;
     this.name = `g${group.group}.${this.host}.${process.pid}`;
     fs.mkdirSync(group.recordsDir, { recursive: true });
@@ -178,11 +183,11 @@ export class Runner {
       baseEnv.PATH = `${path.join(group.venv, 'bin')}:${env.PATH ?? ''}`;
     }
     this.pending = group.tasks[Symbol.iterator]();
-    if (options.executor) {
+    if (options.starter) {
       for (const [k, v] of Object.entries(baseEnv)) if (v !== undefined && env[k] !== v) this.groupEnv[k] = v;
-      this.executor = options.executor;
+      this.starter = options.starter;
     } else {
-      this.executor = chooseExecutor(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER, group.killGrace);
+      this.starter = chooseStarter(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER, group.killGrace);
     }
   }
 
@@ -243,9 +248,31 @@ export class Runner {
     }
     if (!wanted) this.skipUntaken();
     else if (this.pending) for (const id of wanted) this.cancelledAhead.add(id);
-    // Withdraw tasks not started yet before signalling running ones: the executor reads the withdrawals
+    // Withdraw tasks not started yet before signalling running ones: the starter reads the withdrawals
     // before it reaps the stopped tasks, so none of them starts in a slot the stop frees.
     const targets = [...this.inFlight].filter((f) => hit(f.task.id));
+    for (const f of targets) if (f.pid === null) this.stop(f, 'cancel');
+    for (const f of targets) if (f.pid !== null) this.stop(f, 'cancel');
+    this.maybeFinish();
+  }
+
+  /**
+   * Stop these attempts and report nothing more of them: they are no longer this runner's (a pool worker's
+   * attempts that the controller took back). Queued ones never start; running ones get SIGTERM, then SIGKILL
+   * after the grace period. What becomes of them is written to the record file (the runner's own journal), never
+   * passed to the hooks.
+   */
+  abandon(attempts: readonly { task: number; attempt: number }[]): void {
+    const wanted = new Set(attempts.map((a) => `${a.task}:${a.attempt}`));
+    const hit = (q: Queued) => wanted.has(`${q.task.id}:${q.attempt}`);
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const q = this.queue[i]!;
+      if (!hit(q)) continue;
+      this.queue.splice(i, 1);
+      this.skip(q.task.id, true);
+    }
+    const targets = [...this.inFlight].filter(hit);
+    for (const f of targets) f.abandoned = true;
     for (const f of targets) if (f.pid === null) this.stop(f, 'cancel');
     for (const f of targets) if (f.pid !== null) this.stop(f, 'cancel');
     this.maybeFinish();
@@ -289,11 +316,11 @@ export class Runner {
     }
     this.terminate();
     for (const f of this.inFlight) {
-      if (f.pid !== null) this.executor.signal(f.exec, 'SIGKILL');
-      else this.executor.withdraw(f.exec);
+      if (f.pid !== null) this.starter.signal(f.exec, 'SIGKILL');
+      else this.starter.withdraw(f.exec);
     }
-    // Tasks the executor started whose start the runner has not heard of yet.
-    if (!this.sharedExecutor) this.executor.abort();
+    // Tasks the starter started whose start the runner has not heard of yet.
+    if (!this.sharedStarter) this.starter.abort();
   }
 
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */
@@ -319,9 +346,10 @@ export class Runner {
     }
   }
 
-  private skip(task: number): void {
-    this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' });
-    this.skipped(task);
+  /** Record a task cancelled before it started (`quiet`: an abandoned attempt, in the record file only). */
+  private skip(task: number, quiet = false): void {
+    this.record({ type: 'skip', task, at: nowSec(), state: 'cancelled' }, quiet);
+    if (!quiet) this.skipped(task);
   }
 
   /**
@@ -425,7 +453,7 @@ export class Runner {
       return span ? segmentLogs(segments, slot, span) : { out: '', err: '' };
     };
     const command = wrapCommand(task.command, this.group.header, this.group.footer);
-    const exec = this.executor.submit({
+    const exec = this.starter.submit({
       argv: commandArgv(command),
       taskEnv: {
         ...this.groupEnv,
@@ -446,19 +474,23 @@ export class Runner {
       f.pid = s.pid;
       slot = s.slot;
       f.startedAt = s.at ?? nowSec();
+      f.startedMono = performance.now();
       const gpus = this.slots[s.slot]?.gpus ?? [];
-      this.record({
-        type: 'start',
-        task: task.id,
-        attempt,
-        at: f.startedAt,
-        pid: s.pid,
-        slot: s.slot,
-        gpus: gpus.length > 0 ? gpus.join(',') : null,
-        host: this.host,
-        ...logsOf(s.slot, s.segment),
-      });
-      this.hooks.onStart?.(task.id, attempt, s.slot);
+      this.record(
+        {
+          type: 'start',
+          task: task.id,
+          attempt,
+          at: f.startedAt,
+          pid: s.pid,
+          slot: s.slot,
+          gpus: gpus.length > 0 ? gpus.join(',') : null,
+          host: this.host,
+          ...logsOf(s.slot, s.segment),
+        },
+        f.abandoned,
+      );
+      if (!f.abandoned) this.hooks.onStart?.(task.id, attempt, s.slot);
       if (f.stopReason !== null) this.signalStop(f);
       else if (this.group.taskTimeout !== undefined) {
         f.timers.push(setLongTimeout(() => this.stop(f, 'timeout'), this.group.taskTimeout * 1000));
@@ -470,7 +502,7 @@ export class Runner {
       if (exit === null) {
         // Held back while records cannot be written: it starts when they can.
         if (f.held && f.stopReason === null) this.queue.unshift(q);
-        else if (f.stopReason !== 'scheduler') this.skip(task.id); // withdrawn before it started
+        else if (f.stopReason !== 'scheduler') this.skip(task.id, f.abandoned); // withdrawn before it started
         this.pump();
         return;
       }
@@ -478,34 +510,47 @@ export class Runner {
         // It could not be started: record the attempt and its failure all the same.
         if (exit.slot !== undefined) slot = exit.slot;
         const gpus = this.slots[slot]?.gpus ?? [];
-        f.startedAt = nowSec();
-        this.record({
-          type: 'start',
-          task: task.id,
-          attempt,
-          at: f.startedAt,
-          pid: 0,
-          slot,
-          gpus: gpus.length > 0 ? gpus.join(',') : null,
-          host: this.host,
-          ...logsOf(slot, exit.segment),
-        });
+        // Its start is the starter's try, on the clock of its end (the runner heard of both later).
+        f.startedAt = exit.triedAt ?? nowSec();
+        f.startedMono = performance.now();
+        this.record(
+          {
+            type: 'start',
+            task: task.id,
+            attempt,
+            at: f.startedAt,
+            pid: 0,
+            slot,
+            gpus: gpus.length > 0 ? gpus.join(',') : null,
+            host: this.host,
+            ...logsOf(slot, exit.segment),
+          },
+          f.abandoned,
+        );
       }
       const stop = exit.serverLost && f.stopReason === null ? 'server' : f.stopReason;
       const end = endState(stop, waitStatus(exit), this.group.taskTimeout);
-      const willRetry = isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll;
-      const at = exit.at ?? nowSec();
-      this.record({
-        type: 'end',
-        task: task.id,
-        attempt,
-        at,
-        ...end,
-        ...(willRetry ? { retry: true } : {}),
-        ...(segments && exit.segment?.outEnd !== undefined
-          ? { out_end: exit.segment.outEnd, err_end: exit.segment.errEnd! }
-          : {}),
-      });
+      const willRetry =
+        isRetried(end.state) && q.retry < this.group.retries && !this.cancelledAll && !f.abandoned;
+      const at = exit.at ?? Math.ceil(f.startedAt! * 1000 + performance.now() - f.startedMono!) / 1000;
+      this.record(
+        {
+          type: 'end',
+          task: task.id,
+          attempt,
+          at,
+          ...end,
+          ...(willRetry ? { retry: true } : {}),
+          ...(segments && exit.segment?.outEnd !== undefined
+            ? { out_end: exit.segment.outEnd, err_end: exit.segment.errEnd! }
+            : {}),
+        },
+        f.abandoned,
+      );
+      if (f.abandoned) {
+        this.pump();
+        return;
+      }
       this.hooks.onEnd?.({
         task: task.id,
         attempt,
@@ -533,12 +578,12 @@ export class Runner {
     this.waiting.set(q.task.id, { q, timer });
   }
 
-  /** Take back the tasks handed to the executor that have not started: they wait in the queue. */
+  /** Take back the tasks handed to the starter that have not started: they wait in the queue. */
   private holdUnstarted(): void {
     for (const f of this.inFlight) {
       if (f.pid !== null || f.stopReason !== null) continue;
       f.held = true;
-      this.executor.withdraw(f.exec);
+      this.starter.withdraw(f.exec);
     }
   }
 
@@ -546,18 +591,19 @@ export class Runner {
     if (f.stopReason !== null) return;
     f.stopReason = reason;
     if (f.pid !== null) this.signalStop(f);
-    else this.executor.withdraw(f.exec); // if it starts meanwhile, it is stopped as soon as its pid is known
+    else this.starter.withdraw(f.exec); // if it starts meanwhile, it is stopped as soon as its pid is known
   }
 
-  /** SIGTERM to the task's process group, SIGKILL after the grace period (through the executor: see signal). */
+  /** SIGTERM to the task's process group, SIGKILL after the grace period (through the starter: see signal). */
   private signalStop(f: InFlight): void {
-    this.executor.signal(f.exec, 'SIGTERM');
-    f.timers.push(setLongTimeout(() => this.executor.signal(f.exec, 'SIGKILL'), this.group.killGrace * 1000));
+    this.starter.signal(f.exec, 'SIGTERM');
+    f.timers.push(setLongTimeout(() => this.starter.signal(f.exec, 'SIGKILL'), this.group.killGrace * 1000));
   }
 
-  private record(r: AttemptRecord): void {
+  /** Write a record to the record file and pass it on (`quiet`: to the file only). */
+  private record(r: AttemptRecord, quiet = false): void {
     this.writer.write(r);
-    this.hooks.onRecord?.(r);
+    if (!quiet) this.hooks.onRecord?.(r);
   }
 
   private maybeFinish(): void {
@@ -573,7 +619,7 @@ export class Runner {
     if (this.cancelPoll) clearInterval(this.cancelPoll);
     this.releaseHeap?.();
     this.record({ type: 'runner-end', at: nowSec(), reason: this.cancelledAll ? 'cancelled' : 'done' });
-    if (!this.sharedExecutor) this.executor.close();
+    if (!this.sharedStarter) this.starter.close();
     const finish = this.finish;
     this.finish = undefined;
     // Done only once every record is in the file: records that could not be written wait for space — unless
@@ -600,23 +646,23 @@ export class Runner {
  * The fastest way to start tasks that this machine has: the Python spawn server (posix_spawn, Python 3.8+),
  * else the Perl fork server, else Node's spawn. DROVER_SPAWNER=python|perl|node forces one.
  */
-export function chooseExecutor(
+export function chooseStarter(
   slots: readonly Slot[],
   baseEnv: NodeJS.ProcessEnv,
   cwd: string,
   wanted: string | undefined,
   killGrace = 5,
-): Executor {
-  if (wanted === 'node') return new NodeExecutor(slots, baseEnv, killGrace);
+): ProcessStarter {
+  if (wanted === 'node') return new NodeSpawnStarter(slots, baseEnv, killGrace);
   if (wanted !== 'perl') {
     const python = findPython();
     if (python)
-      return new ForkServer(slots, baseEnv, cwd, { kind: 'python', interpreter: python }, killGrace);
+      return new ForkServerStarter(slots, baseEnv, cwd, { kind: 'python', interpreter: python }, killGrace);
     if (wanted === 'python') throw new Error('DROVER_SPAWNER=python: no Python 3.8 or later found');
   }
   if (wanted === 'perl' || perlAvailable())
-    return new ForkServer(slots, baseEnv, cwd, { kind: 'perl', interpreter: 'perl' }, killGrace);
-  return new NodeExecutor(slots, baseEnv, killGrace);
+    return new ForkServerStarter(slots, baseEnv, cwd, { kind: 'perl', interpreter: 'perl' }, killGrace);
+  return new NodeSpawnStarter(slots, baseEnv, killGrace);
 }
 
 /** How a process ended, as the exit-status table reads it. */

@@ -1,4 +1,5 @@
 import { usageError } from '../errors.js';
+import { listItems } from '../util/list-items.js';
 import { quoted } from '../util/quote.js';
 
 /**
@@ -17,10 +18,8 @@ const ITEM = /^(\d+)(?:-(\d+)(?::(\d+))?)?$/;
 
 /** Parse a tasklist into its blocks, in the order written; throws a usage error naming the bad part. */
 export function parseBlocks(text: string): TaskBlock[] {
-  const trimmed = text.trim();
-  if (trimmed === '') throw usageError(`empty tasklist ${quoted(text)}: give ids like 1-3,5,8-9`);
-  return trimmed.split(',').map((raw) => {
-    const item = raw.trim();
+  if (text.trim() === '') throw usageError(`empty tasklist ${quoted(text)}: give ids like 1-3,5,8-9`);
+  return listItems(text).map((item) => {
     const m = ITEM.exec(item);
     if (!m) {
       const why = item === '' ? 'an empty item' : quoted(item);

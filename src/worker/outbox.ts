@@ -1,5 +1,8 @@
-import type { AttemptKey, ReportBatch, TaskKey } from '../protocol/messages.js';
-import type { AttemptRecord } from '../protocol/records.js';
+import type { AttemptKey, ReportBatch } from '../protocol/messages.js';
+import type { AttemptRecord, EndRecord, SkipRecord, StartRecord } from '../protocol/records.js';
+
+/** A record the controller is told of. */
+type Reported = StartRecord | EndRecord | SkipRecord;
 
 /** Most records per batch and per report (well under the controller's MAX_REPORT_RECORDS). */
 const MAX_RECORDS = 2000;
@@ -32,9 +35,9 @@ export class Outbox {
   /** `launch:task` → the task and the attempt it runs, from receipt until its end's record is acknowledged. */
   readonly holding = new Map<string, AttemptKey>();
 
-  /** The tasks it holds, as a registration lists them. */
-  held(): TaskKey[] {
-    return [...this.holding.values()].map((h) => ({ launch: h.launch, task: h.task }));
+  /** The attempts it holds, as a registration lists them. */
+  held(): AttemptKey[] {
+    return [...this.holding.values()].map((h) => ({ launch: h.launch, task: h.task, attempt: h.attempt }));
   }
 
   /** Take a record of a launch (start, end, skip; others are not reported). */
@@ -91,21 +94,65 @@ export class Outbox {
   }
 
   /**
-   * The controller refused the records of these attempts: they are not this worker's any more (it was taken for
-   * lost meanwhile, and the task went elsewhere). Drop them, and the tasks, so the rest can go.
+   * The controller refused the records of these attempts (`not-yours`): they are not this worker's any more (it
+   * was taken for lost meanwhile, and the task went elsewhere). A skip is named with attempt 0, and a launch that
+   * is not open (any more) with task 0: all of its records go. Drop them, and the tasks, so the rest can go;
+   * returns how many records were dropped (0: the refusal named nothing this outbox has).
    */
-  refuse(keys: readonly AttemptKey[]): void {
+  refuse(keys: readonly AttemptKey[]): number {
+    const launches = new Set(keys.filter((k) => k.task === 0).map((k) => k.launch));
     const wanted = new Set(keys.map((k) => `${k.launch}:${k.task}:${k.attempt}`));
-    for (const b of this.sent) {
-      b.records = b.records.filter((r) => {
-        if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip') return true;
-        return !wanted.has(`${b.launch}:${r.task}:${r.type === 'skip' ? 0 : r.attempt}`);
-      });
+    const dropped = this.drop(
+      (launch, r) =>
+        launches.has(launch) || wanted.has(`${launch}:${r.task}:${r.type === 'skip' ? 0 : r.attempt}`),
+    );
+    for (const [key, h] of this.holding) {
+      if (launches.has(h.launch)) this.holding.delete(key);
     }
     for (const k of keys) {
       const key = `${k.launch}:${k.task}`;
       const h = this.holding.get(key);
       if (h && (k.attempt === 0 || h.attempt === k.attempt)) this.holding.delete(key);
     }
+    return dropped;
+  }
+
+  /**
+   * These attempts it holds are no longer its own (the controller took it for lost, or does not know it): forget
+   * them and drop every record of them not acknowledged yet — a skip of such a task is its attempt's, as the
+   * worker holds one attempt of a task at a time.
+   */
+  disown(keys: readonly AttemptKey[]): void {
+    const attempts = new Set(keys.map((k) => `${k.launch}:${k.task}:${k.attempt}`));
+    const tasks = new Set(keys.map((k) => `${k.launch}:${k.task}`));
+    this.drop((launch, r) =>
+      r.type === 'skip' ? tasks.has(`${launch}:${r.task}`) : attempts.has(`${launch}:${r.task}:${r.attempt}`),
+    );
+    for (const k of keys) {
+      const key = `${k.launch}:${k.task}`;
+      if (this.holding.get(key)?.attempt === k.attempt) this.holding.delete(key);
+    }
+  }
+
+  /** Drop the reported records (start, end, skip) that `gone` names, and batches left empty; how many went. */
+  private drop(gone: (launch: number, r: Reported) => boolean): number {
+    let dropped = 0;
+    const keep = (launch: number, r: AttemptRecord) => {
+      if ((r.type === 'start' || r.type === 'end' || r.type === 'skip') && gone(launch, r)) {
+        dropped++;
+        return false;
+      }
+      return true;
+    };
+    for (const b of this.sent) b.records = b.records.filter((r) => keep(b.launch, r));
+    for (const [launch, list] of this.open) {
+      const left = list.filter((p) => keep(launch, p.record));
+      if (left.length > 0) this.open.set(launch, left);
+      else this.open.delete(launch);
+    }
+    // An empty batch would be sent forever: the controller refuses one of a launch that is not open.
+    for (let i = this.sent.length - 1; i >= 0; i--)
+      if (this.sent[i]!.records.length === 0) this.sent.splice(i, 1);
+    return dropped;
   }
 }

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { ownElement } from '../backends/pool/starting.js';
 import { ApiClient, ApiError } from '../protocol/client.js';
 import type {
-  LaunchSettings,
+  AttemptKey,
   PollAnswer,
   RegisterAnswer,
   RegisterRequest,
@@ -11,11 +10,11 @@ import type {
   TaskAssignment,
 } from '../protocol/messages.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
-import type { GroupFile } from '../runner/group.js';
-import { chooseExecutor, Runner } from '../runner/runner.js';
+import { chooseStarter } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
-import type { Executor } from '../runner/spawner.js';
+import type { ProcessStarter } from '../runner/starters/starter.js';
 import { shortHostname } from '../util/proc.js';
+import { LaunchRunners } from './launch-runners.js';
 import { Reporter } from './reporter.js';
 import { type RunningSetup, startSetup } from './setup.js';
 
@@ -47,8 +46,7 @@ const REGISTER_TIMEOUT_MS = 5000;
 
 /**
  * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks
- * and runs them through src/runner (one Runner per launch, all sharing one executor and its slots, so GPU
- * pinning, logs, time limits and cancellation are the runner's), reporting every attempt record. It keeps
+ * and runs them through src/runner (launch-runners.ts), reporting every attempt record. It keeps
  * running its tasks while the controller is away and tells the next one what it holds, proving who it is with
  * the id and session secret the controller gave it at its first registration.
  */
@@ -59,9 +57,10 @@ export class Worker {
   private readonly api: ApiClient;
   private readonly slots: Slot[];
   private readonly resources: Resources;
-  private readonly executor: Executor;
-  private readonly runners = new Map<number, Runner>();
-  private readonly settings = new Map<number, LaunchSettings>();
+  private readonly starter: ProcessStarter;
+  private readonly runners: LaunchRunners;
+  /** Registrations so far: an answer to a request sent before the last one speaks of an earlier session. */
+  private epoch = 0;
   private readonly reporter: Reporter;
   private stopping: 'drain' | 'stop' | undefined;
   private setupDone = false;
@@ -86,7 +85,16 @@ export class Worker {
         ? { gpusPerTask: perSlot, visibleGpus: visible.length > 0 ? visible : range(gpus) }
         : {}),
     });
-    this.executor = chooseExecutor(this.slots, process.env, process.cwd(), process.env.DROVER_SPAWNER);
+    this.starter = chooseStarter(this.slots, process.env, process.cwd(), process.env.DROVER_SPAWNER);
+    this.runners = new LaunchRunners({
+      starter: this.starter,
+      slots: this.slots,
+      dir: o.dir,
+      pool: o.pool,
+      id: () => this.id,
+      onRecord: (launch, r) => this.reporter.add(launch, r),
+      log: o.log,
+    });
   }
 
   /** Run until asked to stop; resolves with the exit code. */
@@ -103,7 +111,7 @@ export class Worker {
     if (this.stopping === 'stop') return;
     this.stopping = 'stop';
     if (!this.setupDone) this.setup?.stop();
-    for (const r of this.runners.values()) r.terminate();
+    this.runners.terminateAll();
     void this.finish('stopped by SIGTERM', 0);
   }
 
@@ -152,7 +160,7 @@ export class Worker {
 
   private take(a: PollAnswer): void {
     for (const t of a.tasks) this.start(t);
-    for (const c of a.cancel) this.runners.get(c.launch)?.cancel([c.task]);
+    for (const c of a.cancel) this.runners.cancel(c.launch, c.task);
     if (a.stop) this.stop(a.stop);
   }
 
@@ -160,93 +168,40 @@ export class Worker {
     if (this.stopping === 'stop' || this.stopping === how) return;
     this.stopping = how;
     if (!this.setupDone) this.setup?.stop();
-    if (how === 'stop') for (const r of this.runners.values()) r.cancel('all');
+    if (how === 'stop') this.runners.cancelAll();
     void this.finish(how === 'drain' ? 'drained' : 'stopped by the controller', 0);
   }
 
   /** Wait for the tasks to end and their records to be acknowledged, then leave. */
   private async finish(reason: string, code: number): Promise<void> {
-    for (const r of this.runners.values()) r.close();
+    this.runners.closeAll();
     const deadline = Date.now() + 60_000;
-    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) {
-      this.reporter.flush();
-      await sleep(50);
-    }
+    this.reporter.flush(true);
+    // The reporter sends (and resends, with its backoff) by itself: this only waits.
+    while (this.reporter.busy && !this.reporter.refused && Date.now() < deadline) await sleep(50);
     await this.api.call('POST', `/workers/${this.id}/leave`, { reason }, 5000).catch(() => {});
     this.exit(code);
   }
 
   private exit(code: number): void {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
-    this.executor.close();
+    this.starter.close();
     this.api.close();
     this.finished(code);
   }
 
   private start(t: TaskAssignment): void {
-    if (t.settings) this.settings.set(t.launch, t.settings);
-    let runner = this.runners.get(t.launch);
-    if (!runner) {
-      const s = this.settings.get(t.launch);
-      if (!s) {
-        this.o.log(`task ${t.task} of launch ${t.launch} came without its launch's settings: skipped`);
-        return;
-      }
-      runner = this.makeRunner(s);
-    }
+    if (!this.runners.start(t)) return;
+    // Its records come once its process started, after this.
     this.reporter.outbox.holding.set(`${t.launch}:${t.task}`, {
       launch: t.launch,
       task: t.task,
       attempt: t.attempt,
     });
-    runner.add([{ id: t.task, command: t.command, attempt: t.attempt, ...(t.env ? { env: t.env } : {}) }]);
-  }
-
-  private makeRunner(s: LaunchSettings): Runner {
-    const group: GroupFile = {
-      v: 1,
-      job: s.job,
-      launch: s.launch,
-      retries: 0,
-      retryDelay: 0,
-      ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
-      killGrace: s.killGrace,
-      logDir: s.logDir,
-      logs: s.logs ?? 'files',
-      recordsDir: path.join(this.o.dir, this.id, `launch-${s.launch}`),
-      cancelDir: path.join(this.o.dir, this.id, 'no-cancel-files'),
-      ...(s.header ? { header: s.header } : {}),
-      ...(s.footer ? { footer: s.footer } : {}),
-      ...(s.venv ? { venv: s.venv } : {}),
-      env: { ...s.env, DROVER_POOL: this.o.pool, DROVER_WORKER: this.id },
-      cwd: s.cwd,
-      termState: 'killed',
-      group: 'w',
-      tasks: [],
-    };
-    const runner = new Runner(
-      group,
-      {
-        onRecord: (r) => {
-          this.reporter.add(s.launch, r);
-        },
-      },
-      process.env,
-      {
-        executor: this.executor,
-        slots: this.slots,
-        keepOpen: true,
-        lookahead: Number.POSITIVE_INFINITY,
-        // The controller records a worker's segments under the worker's id (worker-events.ts, logPaths).
-        segmentName: this.id,
-      },
-    );
-    this.runners.set(s.launch, runner);
-    void runner.run();
-    return runner;
   }
 
   private async beat(): Promise<void> {
+    const epoch = this.epoch;
     try {
       const a = await this.api.call<{ stop?: 'drain' | 'stop' }>(
         'POST',
@@ -255,15 +210,37 @@ export class Worker {
         10_000,
       );
       if (a.stop) this.stop(a.stop);
-    } catch {
-      // the poll loop notices and reconnects
+    } catch (err) {
+      // The poll loop notices and registers again: the answer says which attempts are no longer its own. A
+      // worker draining or stopping polls no more: it stops them all itself, then leaves.
+      if (this.stopping && isUnknownWorker(err) && epoch === this.epoch) this.forgotten();
     }
   }
 
   /**
-   * Register: the first time, for an id and a secret; again (after the controller was away) with them. A
-   * controller that does not know the id (another ledger) gives a new one: the tasks held under the old one are
-   * not its own there, and it asks for them to be stopped.
+   * The controller answered a draining or stopping worker that it does not count it as live (it took it for lost,
+   * or never knew it): none of the attempts it holds is its own any more — the controller recorded the started
+   * ones `lost` and may run them again elsewhere. Stop them all and drop their records.
+   */
+  private forgotten(): void {
+    const held = this.reporter.outbox.held();
+    if (held.length > 0) this.disown(held, 'the controller no longer counts this worker as live');
+  }
+
+  /**
+   * Attempts it holds are no longer its own: its runners stop their processes (SIGTERM, then SIGKILL after the
+   * launch's grace) and report nothing more of them, and their records not yet acknowledged are dropped.
+   */
+  private disown(keys: readonly AttemptKey[], why: string): void {
+    this.runners.abandon(keys);
+    this.reporter.outbox.disown(keys);
+    this.o.log(`${why}: stopped ${keys.length} attempt(s) no longer mine; their records are dropped`);
+  }
+
+  /**
+   * Register: the first time, for an id and a secret; again (after the controller was away) with them, listing
+   * the attempts it holds. The answer disowns those that are not its own (taken back while it was taken for lost;
+   * all of them when a controller that does not know the id, another ledger, gives it a new one).
    */
   private async register(): Promise<void> {
     const element = ownElement();
@@ -287,6 +264,9 @@ export class Worker {
       const { id: _id, secret: _secret, ...fresh } = req;
       a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
     }
+    this.epoch++;
+    // Before anything else reaches it (tasks come with polls, after this answer): its attempts may be taken back.
+    if (a.disowned && a.disowned.length > 0) this.disown(a.disowned, 'the controller took back attempts');
     if (a.secret !== undefined) {
       this.secret = a.secret;
       this.api.headers[WORKER_SECRET_HEADER] = a.secret;
@@ -295,7 +275,7 @@ export class Worker {
     this.heartbeat = a.heartbeat;
     this.reporter.outbox.ack(a.seq);
     this.o.log(`registered with ${this.api.url} as ${this.id} (${this.slots.length} slots)`);
-    this.reporter.flush();
+    this.reporter.flush(true);
   }
 
   /** The controller is away or forgot us: register again, with backoff, up to `patience` seconds. */
@@ -331,6 +311,11 @@ export class Worker {
       delay = Math.min(1000, delay * 2);
     }
   }
+}
+
+/** The controller does not count the worker as live (409 `unknown-worker`). */
+function isUnknownWorker(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'unknown-worker';
 }
 
 function sleep(ms: number): Promise<void> {

@@ -87,6 +87,9 @@ test('launch --after with a launch that does not exist, or not a launch id, exit
     ['1,', /'1,' is not a list of launch ids/],
     ['', /'' is not a list of launch ids/],
     ['1;rm -rf .', /is not a list of launch ids/],
+    [' 1,', /' 1,' is not a list of launch ids/],
+    [' ', /' ' is not a list of launch ids/],
+    ['1\n2', /'1\\n2' is not a list of launch ids/],
   ] as const) {
     const r = await runDrover(['launch', 'then', '--after', value], { cwd });
     assert.equal(r.code, 2, `--after ${value}: ${r.stderr}`);
@@ -111,4 +114,49 @@ test('launch --detach --after returns at once; the launch runs in the background
   await waitFor('the waiter to launch and end', () => !isAlive(pid), 30_000);
   const s = await droverJson<{ counts: Record<string, number> }>(['status', 'then', '--json'], { cwd });
   assert.equal(s.counts.succeeded, 2);
+});
+
+test('launch --dry-run --after prints at once what it would run, waiting for nothing', async (t) => {
+  const { cwd } = await folder(t);
+  // Launch 1 runs until `go` is written: a dry run that waited would not end before it.
+  const dry = startDrover(['launch', 'then', '--after', '1', '--dry-run'], { cwd });
+  const ended = await Promise.race([
+    dry.result,
+    new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000).unref()),
+  ]);
+  if (ended === undefined) dry.child.kill('SIGKILL');
+  assert.ok(ended, 'the dry run ended while launch 1 still runs');
+  assert.equal(ended.code, 0, ended.stderr);
+  assert.equal(ended.stdout, '1\ttrue 1\n2\ttrue 2\n');
+  assert.match(
+    ended.stderr,
+    /--after 1: would wait for launch 1 to end, and launch only if every task of 1 succeeded\n/,
+  );
+  assert.match(ended.stderr, /would launch 2 task\(s\) of job 'then' on local: tasklist 1-2/);
+  const s = await droverJson<{ launches: unknown[] }>(['status', 'then', '--json'], { cwd });
+  assert.equal(s.launches.length, 0, 'a dry run launches nothing');
+  // Once launch 1 ended badly, a dry run says that nothing would be launched, as the launch would (exit 1).
+  fs.writeFileSync(path.join(cwd, 'go'), '3');
+  await waitFor('launch 1 to end', async () => {
+    const first = await droverJson<{ counts: Record<string, number> }>(['status', 'first', '--json'], {
+      cwd,
+    });
+    return first.counts.failed === 2;
+  });
+  const none = await runDrover(['launch', 'then', '--after', '1', '--dry-run'], { cwd });
+  assert.equal(none.code, 1, none.stderr);
+  assert.equal(none.stdout, '');
+  assert.match(
+    none.stderr,
+    /--after 1: launch 1 ended with 2 failed of its 2 tasks: nothing would be launched/,
+  );
+});
+
+test('launch --after takes blanks around its ids, as every list does', async (t) => {
+  const { cwd } = await folder(t);
+  fs.writeFileSync(path.join(cwd, 'go'), '0');
+  const r = await runDrover(['launch', 'then', '--after', ' 1 ', '-q'], { cwd });
+  assert.equal(r.code, 0, r.stderr);
+  const then = await droverJson<{ counts: Record<string, number> }>(['status', 'then', '--json'], { cwd });
+  assert.equal(then.counts.succeeded, 2);
 });

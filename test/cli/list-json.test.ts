@@ -7,7 +7,7 @@ import { droverJson, runDrover } from '../helpers/drover.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 
 /**
- * `list --json` has SQLite write the JSON text (queries.ts, taskJsonChunks). Whatever a command holds, the
+ * `list --json` has SQLite write the JSON text (task-json.ts, taskJsonChunks). Whatever a command holds, the
  * array must parse to exactly the commands of the jobfile, with the contract's fields, in task order, also
  * across the chunks it is written in, and with the filters.
  */

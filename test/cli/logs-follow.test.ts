@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { droverJson, runDrover, startDrover } from '../helpers/drover.js';
-import { tempWorkspace, waitFor } from '../helpers/workspace.js';
+import { isAlive, launchProcesses, tempWorkspace, waitFor } from '../helpers/workspace.js';
 
 /**
  * `drover logs J T --follow` (issue 13 §4): a task still queued is waited for, then followed; a task retried is
@@ -80,4 +80,56 @@ test('logs --follow follows each retry in turn until the task ends; --attempt pi
   const two = await runDrover(['logs', 'F', '1', '--follow', '--err', '--attempt', '2'], { cwd });
   assert.equal(two.code, 0, two.stderr);
   assert.equal(two.stdout, 'try 2\n');
+});
+
+test('logs --follow of a task whose runner is SIGKILLed ends saying it is lost, exit 1; a queued one says it never started', {
+  timeout: 120_000,
+}, async (t) => {
+  // Task 1 prints and sleeps long, holding the only slot; task 2 is queued behind it.
+  const cwd = await job(t, 'echo "start $1"; sleep 60; echo "end $1"\n', ['1', '2']);
+  const l = await runDrover(['launch', 'F', '--max-tasks', '1', '--detach', '--json'], { cwd });
+  assert.equal(l.code, 0, l.stderr);
+  const runner = (JSON.parse(l.stdout) as { pid: number }).pid;
+  const running = startDrover(['logs', 'F', '1', '--follow'], { cwd });
+  const queued = startDrover(['logs', 'F', '2', '--follow'], { cwd });
+  t.after(() => {
+    for (const p of [running, queued]) if (isAlive(p.pid)) p.child.kill('SIGKILL');
+  });
+  let out = '';
+  let waiting = '';
+  running.child.stdout!.on('data', (d: string) => {
+    out += d;
+  });
+  queued.child.stderr!.on('data', (d: string) => {
+    waiting += d;
+  });
+  await waitFor(
+    'task 1 to print and task 2 to be waited for',
+    () => out.includes('start 1') && /task 2 of 'F' is queued/.test(waiting),
+  );
+  process.kill(runner, 'SIGKILL');
+  const [one, two] = await Promise.all([running.result, queued.result]);
+  assert.equal(one.code, 1, one.stderr);
+  assert.equal(one.stdout, 'start 1\n');
+  assert.match(
+    one.stderr,
+    new RegExp(
+      `^drover: task 1 of 'F' attempt 1 is lost \\(runner process ${runner} ended without a record of it\\): its output above is all it left; rerun it with drover launch F --tasklist 1\n$`,
+    ),
+  );
+  assert.equal(two.code, 1, two.stderr);
+  assert.equal(two.stdout, '');
+  assert.match(
+    two.stderr,
+    /\ndrover: task 2 of 'F' ended cancelled without starting: see drover status F\n$/,
+  );
+  assert.deepEqual(launchProcesses(cwd), [], 'no process of the launch is left');
+  // Followed after the fact, the lost attempt says so the same way.
+  const later = await runDrover(['logs', 'F', '1', '--follow'], { cwd });
+  assert.equal(later.code, 1, later.stderr);
+  assert.equal(later.stdout, 'start 1\n');
+  assert.match(later.stderr, /attempt 1 is lost/);
+  // Without --follow, the log is printed as any finished attempt's.
+  const plain = await runDrover(['logs', 'F', '1'], { cwd });
+  assert.deepEqual([plain.code, plain.stdout, plain.stderr], [0, 'start 1\n', '']);
 });

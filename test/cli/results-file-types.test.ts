@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { lines, runDrover } from '../helpers/drover.js';
+import { hostileTaskScript, RESULT_FILE_KINDS } from '../helpers/hostile-files.js';
 import { loginByLink, startUi } from '../helpers/ui.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 
@@ -13,25 +14,12 @@ import { tempWorkspace } from '../helpers/workspace.js';
  * answers while the server keeps answering (/v1/ui/me). A hang is the failure here (each command gets a generous bound).
  */
 
-/** Each kind of hostile result file, as the shell lines that make it at "$DROVER_RESULT_FILE". */
-export const RESULT_FILE_KINDS: Record<string, string> = {
-  fifo: 'mkfifo "$DROVER_RESULT_FILE"',
-  zero: 'ln -s /dev/zero "$DROVER_RESULT_FILE"',
-  socket:
-    'cd "$(dirname "$DROVER_RESULT_FILE")" && python3 -c \'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])\' "$(basename "$DROVER_RESULT_FILE")"',
-  dir: 'mkdir "$DROVER_RESULT_FILE"',
-  loop: 'ln -s "$DROVER_RESULT_FILE" "$DROVER_RESULT_FILE"',
-  sparse: 'truncate -s 8G "$DROVER_RESULT_FILE"',
-  big: 'head -c 1100000 /dev/zero | tr "\\0" " " > "$DROVER_RESULT_FILE"; echo "{}" >> "$DROVER_RESULT_FILE"',
-};
-
 test('results of every file type are null with a warning; the dashboard answers', {
   timeout: 120_000,
 }, async (t) => {
   const cwd = tempWorkspace(t);
   const kinds = Object.keys(RESULT_FILE_KINDS);
-  const body = `case $1 in\n${kinds.map((k) => `  ${k}) ${RESULT_FILE_KINDS[k]};;`).join('\n')}\nesac\n`;
-  fs.writeFileSync(path.join(cwd, 'task.sh'), body);
+  fs.writeFileSync(path.join(cwd, 'task.sh'), hostileTaskScript());
   const p = await runDrover(
     ['prelaunch', '+command', 'sh task.sh', '+jobname', 'f', '+pos-arg', ...kinds, '+q'],
     {

@@ -42,6 +42,32 @@ function parseCsv(text: string): string[][] {
   return readCsv(text);
 }
 
+test("--result stdout: what a task's daemonised child prints later is no later task's result", async (t) => {
+  // Issue 36 item 4: task 1 leaves a process in a session of its own that prints {"loss": 999} while task 2 runs
+  // in the same slot; task 2's result is its own, and --best never picks the stray line.
+  const cwd = tempWorkspace(t);
+  const body = `if [ "$1" = 1 ]; then
+  (setsid sh -c ': > left; sleep 0.5; echo "{\\"loss\\": 999}"' &)
+  until [ -e left ]; do sleep 0.01; done
+  echo '{"loss": 5}'
+else
+  sleep 1.5; echo '{"loss": 7}'
+fi
+`;
+  await ran(cwd, body, ['1', '2'], ['--result', 'stdout', '--max-tasks', '1']);
+  const rows = await droverJson<ResultJson[]>(['results', 'J', '--json'], { cwd });
+  assert.deepEqual(
+    rows.map((r) => [r.task, r.result]),
+    [
+      [1, { loss: 5 }],
+      [2, { loss: 7 }],
+    ],
+  );
+  const best = await droverJson<ResultJson>(['results', 'J', '--best', 'loss:max', '--json'], { cwd });
+  assert.deepEqual([best.task, best.result], [2, { loss: 7 }]);
+  assert.equal((await runDrover(['logs', 'J', '2'], { cwd })).stdout, '{"loss": 7}\n');
+});
+
 test('--result stdout takes the last stdout line that is a JSON object', async (t) => {
   const cwd = tempWorkspace(t);
   const body = `echo '{"loss": 9}'

@@ -281,7 +281,7 @@ test('a report of an attempt the worker does not hold is refused whole and chang
   assert.equal([...b.held.values()][0]!.started, false);
 });
 
-test('a worker that registers again without a task it was given gets it taken back; one not its own is cancelled', (t) => {
+test('a worker that registers again without a task it was given gets it taken back; one not its own is disowned', (t) => {
   const w = world(t);
   const first = registerWorker(w.core, {
     pool: 'p',
@@ -308,15 +308,18 @@ test('a worker that registers again without a task it was given gets it taken ba
     slots: 2,
     setup: false,
     holding: [
-      { launch: id, task: 1 },
-      { launch: 99, task: 9 },
+      { launch: id, task: 1, attempt: 1 },
+      { launch: 99, task: 9, attempt: 2 },
+      // A worker of an earlier version names no attempt: such a task is cancelled through its next poll.
+      { launch: 98, task: 8 },
     ],
   });
   assert.equal(again.id, first.id);
   assert.equal(again.secret, undefined, 'a secret is given once');
   assert.equal(w.core.workers.get(first.id), a, 'the same worker in memory');
   assert.deepEqual([...a.held.keys()], [`${id}:1`]);
-  assert.deepEqual(a.outCancel, [{ launch: 99, task: 9 }]);
+  assert.deepEqual(again.disowned, [{ launch: 99, task: 9, attempt: 2 }]);
+  assert.deepEqual(a.outCancel, [{ launch: 98, task: 8 }]);
   assert.deepEqual([...w.core.launches.get(id)!.retryWaiting.keys()], [2], 'task 2 goes out again');
   assert.throws(
     () =>
@@ -430,4 +433,62 @@ test('reports that arrive together are applied in one transaction; a refused one
   assert.equal(taskState(w, id, tb!), 'failed');
   assert.equal(taskState(w, id, tc!), 'queued', "c's own task is untouched");
   assert.equal(c.held.size, 1);
+});
+
+test('a worker taken for lost registers again: the attempt it held is disowned in the answer, and its retry, handed to the same worker, is never cancelled', (t) => {
+  const w = world(t, 5);
+  const reg = {
+    pool: 'p',
+    host: 'h',
+    pid: 100,
+    resources: { cpus: 1, gpus: 0, mem_mb: 0 },
+    slots: 1,
+    setup: false,
+  };
+  const first = registerWorker(w.core, { ...reg, holding: [] });
+  const a = w.core.workers.get(first.id)!;
+  const id = poolLaunch(w, 1, { retries: 1 });
+  w.core.dispatch();
+  report(w, a, id, [start(1, 1, w.clock.t)]);
+  // Silent (stopped) past --lost-after: attempt 1 is lost, and retried.
+  w.clock.t += 6;
+  w.core.tick();
+  assert.equal(a.state, 'lost');
+  assert.equal(w.ledger.db.prepare('SELECT state FROM attempts WHERE attempt = 1').pluck().get(), 'lost');
+  // It wakes, still holding attempt 1, and registers again.
+  const again = registerWorker(w.core, {
+    ...reg,
+    id: first.id,
+    secret: first.secret!,
+    holding: [{ launch: id, task: 1, attempt: 1 }],
+  });
+  assert.deepEqual(again.disowned, [{ launch: id, task: 1, attempt: 1 }]);
+  const b = w.core.workers.get(first.id)!;
+  assert.equal(b.state, 'ready');
+  w.clock.t += 60;
+  w.core.dispatch();
+  const answer = poll(w, b)!;
+  assert.deepEqual(
+    answer.tasks.map((x) => [x.task, x.attempt]),
+    [[1, 2]],
+    'the retry goes to the only worker',
+  );
+  assert.deepEqual(answer.cancel, [], 'nothing cancels the task it was just given');
+  // Its registration again, holding the retry: that is its own.
+  const third = registerWorker(w.core, {
+    ...reg,
+    id: first.id,
+    secret: first.secret!,
+    holding: [{ launch: id, task: 1, attempt: 2 }],
+  });
+  assert.deepEqual(third.disowned, []);
+  // Holding attempt 1 where the controller gave it attempt 2 (never received): 1 is disowned, 2 goes out again.
+  const fourth = registerWorker(w.core, {
+    ...reg,
+    id: first.id,
+    secret: first.secret!,
+    holding: [{ launch: id, task: 1, attempt: 1 }],
+  });
+  assert.deepEqual(fourth.disowned, [{ launch: id, task: 1, attempt: 1 }]);
+  assert.deepEqual([...w.core.launches.get(id)!.retryWaiting.keys()], [1]);
 });

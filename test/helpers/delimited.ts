@@ -63,3 +63,11 @@ export function parseTsv(text: string): string[][] {
       ),
     );
 }
+
+/**
+ * A cell's value as it was before drover made it inert for spreadsheets (docs/cli.md): one `'` dropped from a
+ * cell that begins with `'`s followed by `=`, `+`, `-`, `@`, tab or CR. Apply after parseCsv / parseTsv.
+ */
+export function undoInert(cell: string): string {
+  return /^'+[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell;
+}

@@ -10,7 +10,7 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { MIGRATIONS } from '../../src/ledger/migrations.js';
 import { migrate } from '../../src/ledger/open.js';
 import { taskIdsWhere } from '../../src/ledger/queries.js';
-import { taskWhere } from '../../src/ledger/task-table.js';
+import { taskWhere } from '../../src/ledger/task-filter.js';
 import { isFailedState, isUnfinishedState, STATES, type State } from '../../src/protocol/states.js';
 import { ledgerAtSchema, makeJob, tempLedger } from '../helpers/ledger.js';
 

@@ -91,6 +91,38 @@ function cwdOf(pid: number): string | undefined {
   }
 }
 
+/** Every attempt row of a job, in task and attempt order: task, attempt, state. */
+export function attempts(cwd: string, job: string): { task_id: number; attempt: number; state: string }[] {
+  const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
+  try {
+    return db
+      .prepare(
+        'SELECT task_id, attempt, state FROM attempts WHERE job_id = (SELECT id FROM jobs WHERE name = ?) ORDER BY task_id, attempt',
+      )
+      .all(job) as { task_id: number; attempt: number; state: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+/** True while some process of process group `pgid` is alive (zombies count as gone). */
+export function groupAlive(pgid: number): boolean {
+  for (const name of fs.readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so read after its last ')'.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(f[2]) === pgid && f[0] !== 'Z' && f[0] !== 'X') return true;
+  }
+  return false;
+}
+
 /** Kill what a test's pool left behind: its workers and their tasks, only processes working in `cwd`. */
 export function killPool(cwd: string): void {
   const { workers, tasks } = poolPids(cwd);

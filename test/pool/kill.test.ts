@@ -2,25 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import Database from 'better-sqlite3';
 import { counts, list, status } from '../helpers/contract.js';
 import { runDrover } from '../helpers/drover.js';
 import { waitFor } from '../helpers/workspace.js';
-import { createPool, poolWorkspace, startServer } from './helpers.js';
-
-/** Every attempt row of a job: task, attempt, state. */
-function attempts(cwd: string, job: string): { task_id: number; attempt: number; state: string }[] {
-  const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
-  try {
-    return db
-      .prepare(
-        'SELECT task_id, attempt, state FROM attempts WHERE job_id = (SELECT id FROM jobs WHERE name = ?) ORDER BY task_id, attempt',
-      )
-      .all(job) as { task_id: number; attempt: number; state: string }[];
-  } finally {
-    db.close();
-  }
-}
+import { attempts, createPool, poolWorkspace, startServer } from './helpers.js';
 
 /** Prelaunch `n` tasks that sleep, then mark their run in runs/<task> (a task stopped mid-way marks nothing). */
 async function sleepers(cwd: string, job: string, n: number, seconds: string): Promise<void> {

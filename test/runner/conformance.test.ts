@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SIGNAL_NAMES } from '../../src/runner/end-state.js';
-import type { RunSettings } from '../../src/runner/group.js';
+import type { LogsMode, RunSettings } from '../../src/runner/group.js';
 import { SCHEDULER_STOP, timeLimitReason } from '../../src/runner/reasons.js';
 import {
   assertNothingLeft,
@@ -26,9 +27,16 @@ import { RUNNERS, type RunnerImpl } from './runners.js';
  * launches go to one that can.
  */
 
+/** Both ways of keeping output: a runner that keeps files per attempt under `segments` must still pass. */
+const LOG_MODES: LogsMode[] = ['files', 'segments'];
+
 const ok = { state: 'succeeded', exit_code: 0, signal: null };
 const failed = (code: number) => ({ state: 'failed', exit_code: code, signal: null });
 const killed = (signal: string) => ({ state: 'killed', exit_code: null, signal });
+
+/** The result file of an attempt: beside its logs, named after it (also when its output is in segments). */
+const resultFile = (start: Rec): string =>
+  path.join(path.dirname(String(start.out)), `${start.task}.${start.attempt}.result.json`);
 
 /** A log's expected text, a pattern it must match, or a check given the task's start record. */
 type LogCheck = string | RegExp | ((text: string, start: Rec) => void);
@@ -78,10 +86,7 @@ const ENDS: EndCase[] = [
     end: ok,
     out: (text, start) => {
       assert.equal(text, `{"loss": 0.5}\n${start.task}.1.result.json\n`);
-      assert.equal(
-        fs.readFileSync(String(start.out).replace(/\.out$/, '.result.json'), 'utf8'),
-        '{"loss": 0.5}\n',
-      );
+      assert.equal(fs.readFileSync(resultFile(start), 'utf8'), '{"loss": 0.5}\n');
     },
   },
   { command: 'echo \'é \\ "q"\ta\'\necho second line', end: ok, out: 'é \\ "q"\ta\nsecond line\n' },
@@ -99,7 +104,7 @@ const ENDS: EndCase[] = [
           'DROVER_JOBNAME=J',
           'DROVER_LAUNCH=3',
           `DROVER_LAUNCH_DIR=${dir}/.drover/jobs/J/launches/3`,
-          `DROVER_RESULT_FILE=${String(start.out).replace(/\.out$/, '.result.json')}`,
+          `DROVER_RESULT_FILE=${resultFile(start)}`,
           `DROVER_SLOT=${start.slot}`,
           `DROVER_TASK_ID=${start.task}`,
           `cwd ${dir}`,
@@ -120,6 +125,8 @@ const ENDS: EndCase[] = [
       assert.equal(last, 'stdin-done', 'reading stdin ends at once');
     },
   },
+  // A command line longer than the kernel takes for one argument: its shell cannot be executed at all.
+  { command: `: ${'x'.repeat(1 << 20)}`, end: failed(126), out: '', err: /Argument list too long|E2BIG/ },
 ];
 
 function checkLog(o: Outcome, task: number, ext: 'out' | 'err', check: LogCheck | undefined): void {
@@ -139,8 +146,8 @@ function assertTasks(o: Outcome, expected: Record<number, Rec[] | undefined>): v
 }
 
 /** The ends scenario: every row of the exit-status table and the logs, with two slots. */
-async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl): Promise<void> {
-  const o = await runWith(t, impl, { commands: ENDS.map((c) => c.command) });
+async function runEnds(t: Parameters<typeof runWith>[0], impl: RunnerImpl, logs: LogsMode): Promise<void> {
+  const o = await runWith(t, impl, { commands: ENDS.map((c) => c.command), logs });
   assertTasks(o, Object.fromEntries(ENDS.map((c, i) => [i + 1, want.attempt(o.launch, i + 1, 1, c.end)])));
   ENDS.forEach((c, i) => {
     checkLog(o, i + 1, 'out', c.out);
@@ -174,9 +181,61 @@ function stopWhenStarted(tasks: number[], cancel?: number[]): RunSpec['during'] 
 
 for (const impl of RUNNERS) {
   describe(impl.name, { skip: impl.skip }, () => {
-    test('every row of the exit-status table, logs, the DROVER_* environment, the process group', async (t) => {
-      await runEnds(t, impl);
-    });
+    for (const logs of LOG_MODES) {
+      test(`every row of the exit-status table, logs (${logs}), the DROVER_* environment, the process group`, async (t) => {
+        await runEnds(t, impl, logs);
+      });
+
+      test(`programs that cannot be executed, many in a row (${logs}): each attempt ends after it started`, async (t) => {
+        // A starter gathers its reports for a moment: a runner that stamped the start of an attempt that never
+        // ran with its own clock, when it heard of it, put that start after the end the starter stamped.
+        const commands = Array.from({ length: 40 }, (_, i) =>
+          i % 2 ? './not-executable' : 'drover-no-such-program',
+        );
+        const o = await runWith(t, impl, { commands, parallel: 4, logs });
+        const end = (c: string) => failed(c.startsWith('.') ? 126 : 127);
+        assertTasks(
+          o,
+          Object.fromEntries(commands.map((c, i) => [i + 1, want.attempt(o.launch, i + 1, 1, end(c))])),
+        );
+      });
+
+      test(`a process a task left outside its group writes after the task ended (${logs}): not into the next task's log`, async (t) => {
+        // Task 1 leaves a process in a session of its own (as a daemon does), which writes a result-like line once
+        // task 1 has ended and task 2 runs in the same slot. What it writes is no later attempt's.
+        // (Task 1 ends only once that process has its own session: before, it is still in task 1's group.)
+        const late = `(setsid sh -c ': > left; sleep 0.5; echo "{\\"loss\\": 999}"; echo late >&2' &); until [ -e left ]; do sleep 0.01; done; echo one; echo one >&2`;
+        const o = await runWith(t, impl, {
+          commands: [late, 'sleep 1.5; echo two; echo two >&2'],
+          settings: { maxTasks: 1 },
+          logs,
+        });
+        assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.attempt(o.launch, 2, 1, ok) });
+        const sliced = o.raw.some((r) => r.type === 'start' && r.task === 1 && r.seq !== undefined);
+        for (const ext of ['out', 'err'] as const) {
+          assert.equal(logOf(o, 2, ext), 'two\n', `task 2's ${ext}`);
+          // A file of its own may take the late bytes (they are task 1's); a slice of a segment never does.
+          if (sliced) assert.equal(logOf(o, 1, ext), 'one\n', `task 1's ${ext}`);
+          else assert.match(logOf(o, 1, ext), /^one\n/, `task 1's ${ext}`);
+        }
+        assertNothingLeft(o);
+      });
+
+      test(`output larger than a pipe holds, and an output closed early (${logs}): each log whole`, async (t) => {
+        const o = await runWith(t, impl, {
+          commands: [
+            'yes 0123456789 | head -c 3000000; yes abc | head -c 2000000 >&2; echo end',
+            'echo before; exec >&-; sleep 0.3; echo after >&2',
+          ],
+          logs,
+        });
+        assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.attempt(o.launch, 2, 1, ok) });
+        assert.equal(logOf(o, 1, 'out'), `${'0123456789\n'.repeat(272728).slice(0, 3000000)}end\n`);
+        assert.equal(logOf(o, 1, 'err'), 'abc\n'.repeat(500000));
+        assert.equal(logOf(o, 2, 'out'), 'before\n');
+        assert.equal(logOf(o, 2, 'err'), 'after\n');
+      });
+    }
 
     test('exit 128+N is signal N for every signal the table names; other codes stay exit codes', async (t) => {
       const codes = [...SIGNAL_NAMES.map((_, i) => 129 + i), 128, 160, 255];
@@ -358,7 +417,8 @@ describe('under load', () => {
   for (const impl of RUNNERS) {
     test(`${impl.name}: every task's own end, round after round`, { skip: impl.skip }, async (t) => {
       const t0 = Date.now();
-      for (let i = 1; i <= ROUNDS && (i <= 2 || Date.now() - t0 < BUDGET_MS); i++) await runEnds(t, impl);
+      for (let i = 1; i <= ROUNDS && (i <= 2 || Date.now() - t0 < BUDGET_MS); i++)
+        await runEnds(t, impl, LOG_MODES[i % 2]!);
     });
   }
 });

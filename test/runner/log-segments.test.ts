@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import type { AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
-import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
+import { findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
 import { assertOwnSlice, slice, type TaskSpec, taskSpec, WRITER } from '../helpers/segments.js';
 import { launchProcesses, statFields, tempWorkspace, waitFor } from '../helpers/workspace.js';
@@ -136,12 +136,12 @@ for (const spawner of SPAWNERS) {
   test(`a task's late output written before drover reaps it is its own, never the next task's (${spawner})`, async (t) => {
     // Issue 37's race made certain: what load did by chance (drover reaps a task long after it exited), a stopped
     // runner and process starter do on purpose. Task 1 exits leaving a child in its group that writes a line 0.3 s
-    // later; with nothing to reap it, the line is written, and it is task 1's; task 2 of the same slot then writes
-    // its own line. Each slice is exactly its own attempt's.
+    // later; with nothing to reap it, the line is written (into task 1's pipe, or its segment), and it is task 1's;
+    // task 2 of the same slot then writes its own line. Each slice is exactly its own attempt's.
     const cwd = tempWorkspace(t);
     fs.writeFileSync(
       path.join(cwd, 't.sh'),
-      'if [ "$1" = 1 ]; then echo one; while [ ! -e go ]; do sleep 0.02; done; (sleep 0.3; echo "<late 1>") & exit 0; else echo two; fi\n',
+      'if [ "$1" = 1 ]; then echo one; while [ ! -e go ]; do sleep 0.02; done; (sleep 0.3; echo "<late 1>"; : > wrote) & exit 0; else echo two; fi\n',
     );
     const env = { DROVER_SPAWNER: spawner };
     const p = await runDrover(
@@ -190,9 +190,7 @@ for (const spawner of SPAWNERS) {
     };
     t.after(resume);
     fs.writeFileSync(path.join(cwd, 'go'), '');
-    await waitFor('the late line to be written', () =>
-      fs.readFileSync(started.out, 'utf8').includes('<late 1>'),
-    );
+    await waitFor('the late line to be written', () => fs.existsSync(path.join(cwd, 'wrote')));
     resume();
     await waitFor('the launch to end', async () => {
       const s = await runDrover(['status', 'L', '--json'], { cwd });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { GroupTask, RunSettings } from '../../src/runner/group.js';
+import type { GroupTask, LogsMode, RunSettings } from '../../src/runner/group.js';
 import { shortHostname } from '../../src/util/proc.js';
 import { isAlive, launchProcesses, tempWorkspace, waitFor } from '../helpers/workspace.js';
 import type { Element, RunnerImpl, TestLaunch } from './runners.js';
@@ -23,6 +23,8 @@ export interface RunSpec {
   cancelFirst?: number[];
   /** Runners of one task each started at once (a node running that many elements). */
   parallel?: number;
+  /** How output is kept (the settings' `logs`): a file per attempt (the default) or slot segments. */
+  logs?: LogsMode;
   /** Done while the runners run (signals, cancel requests), given their processes and a way to wait. */
   during?(run: LiveRun): Promise<void>;
 }
@@ -76,6 +78,7 @@ export function makeLaunch(t: { after(fn: () => void | Promise<void>): void }, s
     termState: 'killed',
     // A local launch's tasks carry their launch's folder; every runner must pass the launch's variables on.
     env: { DROVER_LAUNCH_DIR: launchDir, X_NOTE: 'a\nb\t"c" é' },
+    ...(spec.logs ? { logs: spec.logs } : {}),
     ...spec.settings,
   };
   fs.mkdirSync(settings.logDir, { recursive: true });
@@ -206,7 +209,13 @@ function readOutcome(l: TestLaunch): Omit<Outcome, 'exits'> {
         `a task's record: ${JSON.stringify(r)}`,
       );
       assert.equal(typeof r.at, 'number');
-      const { at: _at, pid, host: h, slot, ...kept } = r;
+      const { at: _at, pid, host: h, slot, seq, out_off, err_off, out_end, err_end, ...kept } = r;
+      // An attempt's output in a slot's segments is a byte range (logOf reads it); compared as the runners that
+      // keep a file per attempt write it, the records must be the same.
+      if (seq !== undefined) {
+        kept.out = path.join(l.settings.logDir, `${r.task}.${r.attempt}.out`);
+        kept.err = path.join(l.settings.logDir, `${r.task}.${r.attempt}.err`);
+      }
       if (r.type === 'start') {
         assert.equal(h, host);
         assert.ok(Number.isInteger(pid) && (pid as number) >= 0, `start pid ${pid}`);
@@ -217,6 +226,18 @@ function readOutcome(l: TestLaunch): Omit<Outcome, 'exits'> {
       }
       const id = r.task as number;
       tasks.set(id, [...(tasks.get(id) ?? []), kept]);
+    }
+    // An attempt never ends before it started, whatever it ran (a program that cannot be executed included).
+    const startAt = new Map<string, number>();
+    for (const r of each) {
+      const attempt = `${r.task}.${r.attempt}`;
+      if (r.type === 'start') startAt.set(attempt, r.at as number);
+      else if (r.type === 'end' && startAt.has(attempt)) {
+        assert.ok(
+          (r.at as number) >= startAt.get(attempt)!,
+          `attempt ${attempt} ends at ${r.at}, before its start at ${startAt.get(attempt)}`,
+        );
+      }
     }
   }
   return { launch: l, tasks, raw, ends };
@@ -244,8 +265,19 @@ export const want = {
   skip: (task: number): Rec[] => [{ type: 'skip', task, state: 'cancelled' }],
 };
 
-/** The text of a task's log of an attempt ('' when there is none). */
+/**
+ * The text of a task's log of an attempt ('' when there is none): the file its start record names, or the byte
+ * range of it that the start and end records give (a slot's segment).
+ */
 export function logOf(o: Outcome, task: number, ext: 'out' | 'err', attempt = 1): string {
-  const file = path.join(o.launch.settings.logDir, `${task}.${attempt}.${ext}`);
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const mine = (type: string) =>
+    o.raw.find((r) => r.type === type && r.task === task && r.attempt === attempt);
+  const start = mine('start');
+  const file = start ? String(start[ext]) : path.join(o.launch.settings.logDir, `${task}.${attempt}.${ext}`);
+  if (!fs.existsSync(file)) return '';
+  const text = fs.readFileSync(file);
+  const from = start?.[`${ext}_off`];
+  if (typeof from !== 'number') return text.toString('utf8');
+  const to = mine('end')?.[`${ext}_end`];
+  return text.subarray(from, typeof to === 'number' ? to : undefined).toString('utf8');
 }

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeElementRunner } from '../../src/backends/slurm/element-script.js';
-import { findPython, perlAvailable } from '../../src/runner/forkserver.js';
 import type { GroupTask, LaunchFile, RunSettings } from '../../src/runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../src/runner/single.js';
+import { findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
 import { childEnv, droverBin } from '../helpers/drover.js';
 
 /**

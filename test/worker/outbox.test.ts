@@ -104,3 +104,54 @@ test('records the controller refused are dropped, with their task when it is tha
   );
   assert.deepEqual([...o.holding.keys()], ['1:6']);
 });
+
+test('a batch emptied by a refusal is dropped, not sent again: an empty batch of a closed launch is refused forever', () => {
+  const o = new Outbox();
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 1 });
+  o.add(1, end(5));
+  o.take();
+  assert.equal(o.refuse([{ launch: 1, task: 5, attempt: 1 }]), 1);
+  assert.equal(o.pending, false, 'nothing is left to send');
+  assert.deepEqual(o.take(), []);
+  assert.equal(o.holding.size, 0);
+});
+
+test('a refusal naming a launch (task 0: it is not open) drops all of its records, sent or not, and its tasks', () => {
+  const o = new Outbox();
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 1 });
+  o.holding.set('2:1', { launch: 2, task: 1, attempt: 1 });
+  o.add(1, start(5));
+  o.add(2, start(1));
+  o.take();
+  o.add(1, end(5));
+  assert.equal(o.refuse([{ launch: 1, task: 0, attempt: 0 }]), 2);
+  assert.deepEqual(
+    o.take().map((b) => [b.launch, b.records.length]),
+    [[2, 1]],
+  );
+  assert.deepEqual([...o.holding.keys()], ['2:1']);
+  // A refusal of nothing it has drops nothing (the reporter then backs off rather than resend at once).
+  assert.equal(o.refuse([{ launch: 9, task: 1, attempt: 1 }]), 0);
+});
+
+test('disowned attempts: their records go (a skip of such a task too), other attempts and tasks stay', () => {
+  const o = new Outbox();
+  o.holding.set('1:5', { launch: 1, task: 5, attempt: 2 });
+  o.holding.set('1:6', { launch: 1, task: 6, attempt: 1 });
+  o.holding.set('1:7', { launch: 1, task: 7, attempt: 1 });
+  o.add(1, { ...start(5), attempt: 2 });
+  o.add(1, start(6));
+  o.take();
+  o.add(1, { ...end(5), attempt: 2 });
+  o.add(1, { type: 'skip', task: 7, at: 3, state: 'cancelled' });
+  o.disown([
+    { launch: 1, task: 5, attempt: 2 },
+    { launch: 1, task: 7, attempt: 1 },
+  ]);
+  assert.deepEqual(
+    o.take().flatMap((b) => b.records.map((r) => [r.type, (r as StartRecord).task])),
+    [['start', 6]],
+  );
+  assert.deepEqual([...o.holding.keys()], ['1:6']);
+  assert.deepEqual(o.held(), [{ launch: 1, task: 6, attempt: 1 }]);
+});

@@ -92,7 +92,7 @@ class Drover:
                 capture_output=True,
             )
         except OSError as err:
-            raise DroverError(f"cannot run {argv[0]}: {err.strerror or err}", None, argv) from err
+            raise self.not_run(err, argv) from err
         done = Completed(
             argv,
             proc.returncode,
@@ -102,6 +102,19 @@ class Drover:
         if done.exit_code not in ok_codes:
             raise error_of(done)
         return done
+
+    def not_run(self, err: OSError, argv: List[str]) -> DroverError:
+        """Why drover could not be started: its folder (`cwd`) when that is what failed, else the program."""
+        cwd = None if self.cwd is None else os.fspath(self.cwd)
+        if cwd is not None and not os.path.exists(cwd):
+            message = f"cwd={cwd} does not exist: create the folder, or give one that exists"
+        elif cwd is not None and not os.path.isdir(cwd):
+            message = f"cwd={cwd} is not a folder: give the folder drover works in"
+        elif cwd is not None and err.filename == cwd:
+            message = f"cannot work in cwd={cwd}: {err.strerror or err}"
+        else:
+            message = f"cannot run {argv[0]}: {err.strerror or err}"
+        return DroverError(message, None, argv)
 
     def json(self, args: Sequence[str]) -> Any:
         """Run `drover ARGS` (which print JSON) and return the parsed output."""

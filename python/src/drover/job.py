@@ -206,8 +206,11 @@ class Job:
                 list; True: always a DataFrame (ImportError without pandas).
 
         Returns:
-            A DataFrame or a list of dicts; with `best`, of one row, or none when no task has that field as a
-            number.
+            A DataFrame or a list of dicts; with `best`, of one row, or None when no task has that field as a
+            finite number (yet: no task wrote it as one).
+
+        Raises:
+            DroverError: drover refused a value (exit code 2), e.g. a field no task's result or params has.
         """
         argv = ["results", "--json", *_filters(state, tasklist)]
         if sort is not None:
@@ -215,9 +218,14 @@ class Job:
         if best is not None:
             argv.append(f"--best={best}")
         argv += ["--", self.name]  # after `--`, a name like "--help" is a (bad) name, not an option
-        data = self._drover.json(argv)
-        rows = [data] if isinstance(data, dict) else [] if data is None else data
-        return as_table(rows, frame)
+        # With --best and no task that has the field as a number, drover prints null and exits 1.
+        done = self._drover.run(argv, ok_codes=(0, 1) if best is not None else (0,))
+        if done.exit_code != 0 and done.stdout.strip() != "null":
+            raise error_of(done)
+        data = parse_json(done)
+        if data is None:
+            return None
+        return as_table([data] if isinstance(data, dict) else data, frame)
 
     def logs(self, task: int, err: bool = False, attempt: Optional[int] = None) -> str:
         """A task's output (`drover logs J TASK`): stdout of its latest attempt, or stderr with err=True."""

@@ -150,6 +150,7 @@ def sweep(
         jobfile=jobfile,
         append=append,
     )
-    runner = Drover(cwd=cwd, drover=drover)
-    runner.run(argv)
-    return Job(jobname, cwd=cwd, drover=drover, jobfile=jobfile)
+    # The job's folder as Job resolves it (`~` expanded, made absolute), so the sweep runs where the job is.
+    job = Job(jobname, cwd=cwd, drover=drover, jobfile=jobfile)
+    Drover(cwd=job.cwd, drover=drover).run(argv)
+    return job

@@ -1,4 +1,5 @@
 import type { Ledger } from '../../ledger/ledger.js';
+import { runnerNames } from '../../ledger/reconcile-reads.js';
 
 /**
  * Group keys of a cluster launch whose runner wrote records (runners name themselves `g<key>.<host>.<pid>`): the
@@ -6,11 +7,8 @@ import type { Ledger } from '../../ledger/ledger.js';
  * tasks (its configured header failed, its node could not start it).
  */
 export function startedGroups(ledger: Ledger, launchId: number): Set<number> {
-  const rows = ledger.stmt('SELECT name FROM runners WHERE launch_id = ?').all(launchId) as {
-    name: string;
-  }[];
   const keys = new Set<number>();
-  for (const { name } of rows) {
+  for (const name of runnerNames(ledger, launchId)) {
     const m = /^g(\d+)\./.exec(name);
     if (m) keys.add(Number(m[1]));
   }

@@ -1,11 +1,11 @@
 import { DroverError } from '../../errors.js';
+import { launchTaskStates } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { writeCancelRequest } from '../cluster/cancels.js';
 import { qdelElements } from './commands.js';
 import { launchElements, readHandles } from './handles.js';
 import { forgetQueue } from './queue.js';
-import { launchTaskStates } from './reconcile.js';
 
 /**
  * Cancel tasks of a Grid Engine launch: drop the request in the launch's cancel/ folder (a runner stopped by Grid

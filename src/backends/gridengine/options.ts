@@ -1,4 +1,5 @@
 import { usageError } from '../../errors.js';
+import { listItems } from '../../util/list-items.js';
 import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
 
@@ -130,6 +131,6 @@ export function elementResources(request: LaunchRequest, config: Record<string, 
   if (queue) args.push('-q', queue);
   if (request.account) args.push('-A', request.account);
   if (request.qos) throw usageError('--qos is a Slurm option: Grid Engine has no QOS (drop it)');
-  if (request.after !== undefined) args.push('-hold_jid', request.after);
+  if (request.after !== undefined) args.push('-hold_jid', listItems(request.after).join(','));
   return { args, peSlots, runnerSlots, summary, warnings };
 }

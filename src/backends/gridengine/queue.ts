@@ -1,5 +1,5 @@
 import { unreadableWarning } from '../cluster/answer.js';
-import { qstatXml } from './commands.js';
+import { qstatXml, runCommandAsync } from './commands.js';
 import { parseQstatXml, type QueueSnapshot } from './parse.js';
 
 /**
@@ -16,7 +16,19 @@ let cached: { at: number; queue: QueueSnapshot } | undefined;
  */
 export function queueSnapshot(warn?: (message: string) => void): QueueSnapshot | undefined {
   if (cached && Date.now() - cached.at < FRESH_MS) return cached.queue;
-  const xml = qstatXml();
+  return snapshotOf(qstatXml(), warn);
+}
+
+/** queueSnapshot, without holding the caller's thread while qstat runs (the controller). */
+export async function queueSnapshotAsync(
+  warn?: (message: string) => void,
+): Promise<QueueSnapshot | undefined> {
+  if (cached && Date.now() - cached.at < FRESH_MS) return cached.queue;
+  const r = await runCommandAsync('qstat', ['-xml']);
+  return snapshotOf(r.code === 0 ? r.stdout : undefined, warn);
+}
+
+function snapshotOf(xml: string | undefined, warn?: (message: string) => void): QueueSnapshot | undefined {
   if (xml === undefined) return undefined;
   const parsed = parseQstatXml(xml);
   if (!parsed.ok) {

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
+import { launchTaskStates } from '../../ledger/launch-tasks.js';
 import { type LaunchRow, setLaunchHandles } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import { killedWithReason } from '../../ledger/reconcile-reads.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { State } from '../../protocol/states.js';
 import { unreadableWarning } from '../cluster/answer.js';
@@ -29,13 +31,6 @@ import {
 import { type AcctRecord, isErrorState, parseErrorReasons, parseQacct, type QueueSnapshot } from './parse.js';
 import { queueSnapshot } from './queue.js';
 
-/** The launch's tasks with their state in it, in id order. */
-export function launchTaskStates(ledger: Ledger, launchId: number): { task_id: number; state: State }[] {
-  return ledger
-    .stmt('SELECT task_id, state FROM launch_tasks WHERE launch_id = ? ORDER BY task_id')
-    .all(launchId) as { task_id: number; state: State }[];
-}
-
 type OpenWork = ReturnType<typeof openWork>;
 
 /** What is still open in a launch: tasks queued or running, and tasks killed by a scheduler stop (task → attempt). */
@@ -44,16 +39,7 @@ function openWork(ledger: Ledger, launchId: number) {
   const open = new Map(
     rows.filter((r) => r.state === 'queued' || r.state === 'running').map((r) => [r.task_id, r.state]),
   );
-  const stopped = new Map(
-    (
-      ledger
-        .stmt(
-          `SELECT task_id, max(attempt) AS attempt FROM attempts WHERE launch_id = ? AND state = 'killed' AND reason = ?
-           GROUP BY task_id`,
-        )
-        .all(launchId, SCHEDULER_STOP) as { task_id: number; attempt: number }[]
-    ).map((r) => [r.task_id, r.attempt]),
-  );
+  const stopped = killedWithReason(ledger, launchId, SCHEDULER_STOP);
   return { ids: rows.map((r) => r.task_id), open, stopped };
 }
 

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DroverError } from '../../errors.js';
+import { launchTaskIds } from '../../ledger/launch-tasks.js';
 import { getLaunch, type LaunchRow, type LaunchTask } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import { launchesWithErrors } from '../../ledger/reconcile-reads.js';
 import { type GroupTask, type LaunchFile, type RunSettings, writeFileAtomic } from '../../runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../runner/single.js';
 import { condenseIds } from '../../tasklist/tasklist.js';
@@ -20,7 +22,6 @@ import { elementResources } from './options.js';
 import { isErrorState } from './parse.js';
 import { perJobThrottle, planLaunch, scriptPath } from './plan.js';
 import { forgetQueue, queueSnapshot } from './queue.js';
-import { launchTaskStates } from './reconcile.js';
 import { elementScript } from './script.js';
 
 /** `launch --dry-run`: the qsub commands a launch would run (asks the cluster its max_aj_tasks). Submits nothing. */
@@ -58,14 +59,14 @@ function warningsOf(
  * a qdel fails, nothing is submitted.
  */
 function clearErrorElements(ledger: Ledger, launch: LaunchRow, tasks: readonly LaunchTask[]): void {
-  const rows = ledger
-    .stmt(
-      `SELECT DISTINCT a.launch_id AS launch FROM attempts a JOIN launches l ON l.id = a.launch_id
-       WHERE a.job_id = ? AND a.state = 'error' AND l.backend = 'gridengine' AND a.launch_id != ?
-         AND a.task_id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(launch.job_id, launch.id, JSON.stringify(tasks.map((t) => t.id))) as { launch: number }[];
-  if (rows.length === 0) return;
+  const earlier = launchesWithErrors(
+    ledger,
+    launch.job_id,
+    'gridengine',
+    launch.id,
+    tasks.map((t) => t.id),
+  );
+  if (earlier.length === 0) return;
   const wanted = new Set(tasks.map((t) => t.id));
   const queue = queueSnapshot((message) => ledger.warnOnce(message));
   if (!queue) {
@@ -74,11 +75,11 @@ function clearErrorElements(ledger: Ledger, launch: LaunchRow, tasks: readonly L
       "Grid Engine's queue could not be read to delete the tasks' elements in Eqw: try again when qstat answers",
     );
   }
-  for (const { launch: id } of rows) {
+  for (const id of earlier) {
     const old = getLaunch(ledger, id);
     const h = old && readHandles(old);
     if (!old || !h) continue;
-    const ids = launchTaskStates(ledger, id).map((r) => r.task_id);
+    const ids = launchTaskIds(ledger, id);
     const outcome = qdelElements(
       launchElements(h, ids).filter((e) => {
         const state = queue.get(e.job)?.get(e.index);

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
+import { launchUnfinishedWithAttempts } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import { runningProcesses } from '../../ledger/reconcile-reads.js';
 import { markUnfinished, recordStart } from '../../ledger/transitions.js';
 import { attemptFile } from '../../protocol/log-slices.js';
 import type { StartRecord } from '../../protocol/records.js';
@@ -68,18 +70,8 @@ function logDirOf(launch: LaunchRow): string | undefined {
 export function settleDeadRunner(ledger: Ledger, launch: LaunchRow, runnerPid: number): void {
   // Records the runner wrote after the last ingest and before it died.
   ingestLaunch(ledger, launch);
-  const rows = ledger
-    .stmt(
-      `SELECT lt.task_id AS task, lt.state, t.attempts FROM launch_tasks lt JOIN tasks t ON t.job_id = ? AND t.id = lt.task_id
-       WHERE lt.launch_id = ? AND lt.state IN ('queued', 'running')`,
-    )
-    .all(launch.job_id, launch.id) as { task: number; state: 'queued' | 'running'; attempts: number }[];
-  const recorded = ledger
-    .stmt(
-      `SELECT task_id AS task, pid, started_at FROM attempts
-       WHERE launch_id = ? AND state = 'running' AND ended_at IS NULL AND pid > 0`,
-    )
-    .all(launch.id) as { task: number; pid: number; started_at: number }[];
+  const rows = launchUnfinishedWithAttempts(ledger, launch.job_id, launch.id);
+  const recorded = runningProcesses(ledger, launch.id);
   // Every process of the launch goes: those of unfinished tasks, and any a finished task left outside its group.
   const found: TaskProcess[] = taskProcesses(new Set([launch.dir]));
   for (const r of recorded) {

@@ -23,11 +23,11 @@ const ROUND_WAIT_MS = 100;
 export function ingestWhileRunning(ledger: Ledger, launch: LaunchRow): () => void {
   const timer = setInterval(() => {
     try {
-      ledger.db.pragma(`busy_timeout = ${ROUND_WAIT_MS}`);
+      ledger.setBusyTimeout(ROUND_WAIT_MS);
       try {
         ingestLaunch(ledger, launch);
       } finally {
-        ledger.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+        ledger.setBusyTimeout(BUSY_TIMEOUT_MS);
       }
     } catch {
       // The ledger is busy or refuses the write; a later ingest gets these records.

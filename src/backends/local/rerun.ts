@@ -1,5 +1,6 @@
 import { DroverError } from '../../errors.js';
 import type { JobRow } from '../../ledger/jobs.js';
+import { launchDirs } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { condenseIds } from '../../tasklist/tasklist.js';
 import { killAndWait, taskProcesses } from './leftovers.js';
@@ -19,11 +20,9 @@ export function stopEarlierAttempts(
   job: JobRow,
   taskIds: readonly number[],
 ): string | undefined {
-  const dirs = ledger.stmt("SELECT dir FROM launches WHERE job_id = ? AND backend = 'local'").all(job.id) as {
-    dir: string;
-  }[];
+  const dirs = launchDirs(ledger, job.id, 'local');
   if (dirs.length === 0 || taskIds.length === 0) return undefined;
-  const found = taskProcesses(new Set(dirs.map((d) => d.dir)), new Set(taskIds));
+  const found = taskProcesses(new Set(dirs), new Set(taskIds));
   if (found.length === 0) return undefined;
   const left = killAndWait(found);
   if (left.length > 0) {

@@ -1,11 +1,8 @@
 import type { LaunchRow } from '../../ledger/launches.js';
+import { createPoolLaunch } from '../../ledger/transitions.js';
+import { poolOf } from '../../protocol/backend-ref.js';
 import type { LaunchSettings } from '../../protocol/messages.js';
 import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
-
-/** The pool a launch runs on, from its backend name `pool:NAME`. */
-export function poolOf(backend: string): string {
-  return backend.replace(/^pool:/, '');
-}
 
 /**
  * Write a pool launch's queue row (inside the launch's transaction): its tasks as a tasklist, what each needs,
@@ -26,24 +23,19 @@ export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void
     ...(s.venv ? { venv: s.venv } : {}),
     ...(s.env ? { env: s.env } : {}),
   };
-  plan.ledger
-    .stmt(
-      `INSERT INTO pool_launches (launch_id, pool, tasklist, total, num_jobs, cpus, gpus, mem_mb, retries, retry_delay, settings)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      launch.id,
-      poolOf(launch.backend),
-      launch.tasklist,
-      launch.task_count,
-      plan.numJobs ?? null,
-      request.cpus ?? 1,
-      request.gpus ?? 0,
-      request.memMb ?? 0,
-      s.retries,
-      s.retryDelay,
-      JSON.stringify(settings),
-    );
+  createPoolLaunch(plan.ledger, {
+    launch_id: launch.id,
+    pool: poolOf(launch.backend)!,
+    tasklist: launch.tasklist,
+    total: launch.task_count,
+    num_jobs: plan.numJobs ?? null,
+    cpus: request.cpus ?? 1,
+    gpus: request.gpus ?? 0,
+    mem_mb: request.memMb ?? 0,
+    retries: s.retries,
+    retry_delay: s.retryDelay,
+    settings: JSON.stringify(settings),
+  });
 }
 
 /** A pool launch is submitted once its rows are written: the controller's dispatcher takes it from there. */

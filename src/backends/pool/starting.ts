@@ -1,6 +1,6 @@
 import { isProcessAlive, shortHostname } from '../../util/proc.js';
-import { forgetQueue, queueSnapshot } from '../gridengine/queue.js';
-import { liveElements } from '../slurm/squeue.js';
+import { forgetQueue, queueSnapshotAsync } from '../gridengine/queue.js';
+import { liveElementsAsync } from '../slurm/squeue.js';
 import type { WorkerHandle } from './start.js';
 
 /** A worker that registered (in any state since): where it runs. */
@@ -14,12 +14,13 @@ export interface RegisteredWorker {
 /**
  * How many workers a pool started that have not registered yet and still may: local processes still alive, and
  * scheduler array elements still queued or running. When the scheduler cannot be asked, every element that has not
- * registered counts (better to start none too many).
+ * registered counts (better to start none too many). The scheduler is asked without holding the caller's thread:
+ * the controller answers its workers meanwhile.
  */
-export function workersOnTheirWay(
+export async function workersOnTheirWay(
   handles: readonly WorkerHandle[],
   registered: readonly RegisteredWorker[],
-): number {
+): Promise<number> {
   const pids = new Set(registered.map((r) => `${r.host}:${r.pid}`));
   const elements = new Set(registered.map((r) => r.element).filter((e): e is string => e !== null));
   let n = 0;
@@ -29,7 +30,7 @@ export function workersOnTheirWay(
   }
   const slurm = handles.filter((h) => h.kind === 'slurm');
   if (slurm.length > 0) {
-    const live = liveElements(slurm.map((h) => h.job));
+    const live = await liveElementsAsync(slurm.map((h) => h.job));
     for (const h of slurm) {
       for (let i = 1; i <= h.count; i++) {
         const e = `${h.job}_${i}`;
@@ -40,7 +41,7 @@ export function workersOnTheirWay(
   const ge = handles.filter((h) => h.kind === 'gridengine');
   if (ge.length > 0) {
     forgetQueue(); // a snapshot from before our last qsub would not have its elements
-    const queue = queueSnapshot();
+    const queue = await queueSnapshotAsync();
     for (const h of ge) {
       for (let i = 1; i <= h.count; i++) {
         if (!elements.has(`${h.job}.${i}`) && (queue === undefined || queue.get(h.job)?.has(i))) n++;

@@ -1,3 +1,4 @@
+import { launchActiveIds, launchTaskIds } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { writeCancelRequest } from '../cluster/cancels.js';
@@ -58,13 +59,7 @@ export function cancelSlurm(ledger: Ledger, launch: LaunchRow, tasks: readonly n
   const narrow = writeCancelRequest(launch.dir, tasks);
   const h = slurmHandles(launch);
   if (!h) return;
-  const active = (
-    ledger
-      .stmt(
-        "SELECT task_id FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running') ORDER BY task_id",
-      )
-      .all(launch.id) as { task_id: number }[]
-  ).map((r) => r.task_id);
+  const active = launchActiveIds(ledger, launch.id);
   const keyOf = taskKeys(ledger, launch.id, h.tasks_per_node);
   const targets = scancelTargets(h.arrays, keyOf, active, tasks);
   for (let i = 0; i < targets.length; i += SCANCEL_BATCH) {
@@ -72,17 +67,8 @@ export function cancelSlurm(ledger: Ledger, launch: LaunchRow, tasks: readonly n
     if (r.status === 0) continue;
     const unreached = new Set(targets.slice(i).map((t) => t.split('_')[0]));
     const elementOf = elementLookup(h.arrays);
-    const asked = tasks === 'all' ? launchTasks(ledger, launch.id) : tasks;
+    const asked = tasks === 'all' ? launchTaskIds(ledger, launch.id) : tasks;
     narrow(asked.filter((t) => !unreached.has(elementOf(keyOf(t))?.arrayId)));
     throw commandError('scancel', r);
   }
-}
-
-/** Every task of a launch. */
-function launchTasks(ledger: Ledger, launchId: number): number[] {
-  return (
-    ledger.stmt('SELECT task_id FROM launch_tasks WHERE launch_id = ? ORDER BY task_id').all(launchId) as {
-      task_id: number;
-    }[]
-  ).map((r) => r.task_id);
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { launchTaskIds } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { expandBlocks, parseBlocks } from '../../tasklist/tasklist.js';
@@ -80,11 +81,6 @@ export function groupKeys(sortedTaskIds: readonly number[], tasksPerNode: number
 /** A lookup from task id to its group key in a launch (reads the launch's task ids only when packed). */
 export function taskKeys(ledger: Ledger, launchId: number, tasksPerNode: number): (task: number) => number {
   if (tasksPerNode <= 1) return (task) => task;
-  const ids = (
-    ledger.stmt('SELECT task_id FROM launch_tasks WHERE launch_id = ? ORDER BY task_id').all(launchId) as {
-      task_id: number;
-    }[]
-  ).map((r) => r.task_id);
-  const keys = groupKeys(ids, tasksPerNode);
+  const keys = groupKeys(launchTaskIds(ledger, launchId), tasksPerNode);
   return (task) => keys.get(task) ?? 0;
 }

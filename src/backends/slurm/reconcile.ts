@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import { ingestLaunch } from '../../ledger/ingest.js';
+import { launchUnfinished } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import { schedulerKilledAttempts } from '../../ledger/reconcile-reads.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { TerminalState } from '../../protocol/states.js';
 import { SCHEDULER_STOP } from '../../runner/reasons.js';
@@ -36,20 +38,8 @@ interface Candidate {
  * runner that got SIGTERM, or dead of SIGTERM/SIGKILL before their runner noticed it was being stopped.
  */
 function candidates(ledger: Ledger, launch: LaunchRow, h: SlurmHandles): Candidate[] {
-  const rows = ledger
-    .stmt(
-      "SELECT task_id AS task, state FROM launch_tasks WHERE launch_id = ? AND state IN ('queued', 'running')",
-    )
-    .all(launch.id) as { task: number; state: 'queued' | 'running' }[];
-  const killed = ledger
-    .stmt(
-      `SELECT a.task_id AS task, a.attempt, a.reason FROM attempts a
-       JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id AND lt.state = 'killed'
-       WHERE a.launch_id = ? AND a.state = 'killed'
-         AND a.attempt = (SELECT max(attempt) FROM attempts WHERE job_id = a.job_id AND task_id = a.task_id)
-         AND (a.reason = ? OR (a.reason IS NULL AND a.signal IN ('SIGTERM', 'SIGKILL')))`,
-    )
-    .all(launch.id, SCHEDULER_STOP) as { task: number; attempt: number; reason: string | null }[];
+  const rows = launchUnfinished(ledger, launch.id);
+  const killed = schedulerKilledAttempts(ledger, launch.id, SCHEDULER_STOP);
   if (rows.length === 0 && killed.length === 0) return [];
   const keyOf = taskKeys(ledger, launch.id, h.tasks_per_node);
   const elementOf = elementLookup(h.arrays);

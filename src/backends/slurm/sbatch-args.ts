@@ -1,5 +1,7 @@
 import { DroverError, usageError } from '../../errors.js';
 import { formatBlocks } from '../../tasklist/tasklist.js';
+import { listItems } from '../../util/list-items.js';
+import { quoted } from '../../util/quote.js';
 import { formatSize } from '../../util/size.js';
 import type { LaunchRequest } from '../backend.js';
 import type { Submission } from '../cluster/plan.js';
@@ -10,8 +12,8 @@ const AFTER = /^[0-9]+(_[0-9]+)?([,:][0-9]+(_[0-9]+)?)*$/;
 
 /** Refuse requests sbatch would misread, before anything is written or submitted. */
 export function checkSlurmRequest(req: LaunchRequest): void {
-  if (req.after !== undefined && !AFTER.test(req.after)) {
-    throw usageError(`--after '${req.after}' is not a Slurm job id: give e.g. 1234 or 1234,1240`);
+  if (req.after !== undefined && !AFTER.test(listItems(req.after).join(','))) {
+    throw usageError(`--after ${quoted(req.after)} is not a Slurm job id: give e.g. 1234 or 1234,1240`);
   }
   if (req.maxTasksPerNode !== undefined && req.tasksPerNode <= 1) {
     throw usageError(
@@ -35,7 +37,7 @@ export function sbatchCommonArgs(req: LaunchRequest, jobname: string, outPattern
   if (req.partition !== undefined) args.push(`--partition=${req.partition}`);
   if (req.account !== undefined) args.push(`--account=${req.account}`);
   if (req.qos !== undefined) args.push(`--qos=${req.qos}`);
-  if (req.after !== undefined) args.push(`--dependency=afterok:${req.after.replace(/,/g, ':')}`);
+  if (req.after !== undefined) args.push(`--dependency=afterok:${listItems(req.after).join(':')}`);
   return args;
 }
 

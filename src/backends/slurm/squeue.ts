@@ -1,6 +1,6 @@
 import { expandBlocks, parseBlocks } from '../../tasklist/tasklist.js';
 import { completeLines, type Parsed, unreadable, unreadableWarning, whole } from '../cluster/answer.js';
-import { slurmSync } from './commands.js';
+import { type SlurmRun, slurmAsync, slurmSync } from './commands.js';
 
 /** An array element Slurm still has in its queue (pending, running, completing, ...). */
 export interface LiveElement {
@@ -54,7 +54,22 @@ export function liveElements(
   arrayIds: readonly string[],
   warn?: (message: string) => void,
 ): Map<string, LiveElement> | undefined {
-  const r = slurmSync('squeue', ['-h', '-r', '-j', arrayIds.join(','), '-o', '%i %t %r']);
+  return liveOf(slurmSync('squeue', squeueArgs(arrayIds)), warn);
+}
+
+/** liveElements, without holding the caller's thread while squeue runs (the controller). */
+export async function liveElementsAsync(
+  arrayIds: readonly string[],
+  warn?: (message: string) => void,
+): Promise<Map<string, LiveElement> | undefined> {
+  return liveOf(await slurmAsync('squeue', squeueArgs(arrayIds)), warn);
+}
+
+function squeueArgs(arrayIds: readonly string[]): string[] {
+  return ['-h', '-r', '-j', arrayIds.join(','), '-o', '%i %t %r'];
+}
+
+function liveOf(r: SlurmRun, warn?: (message: string) => void): Map<string, LiveElement> | undefined {
   if (r.status === 0) {
     const parsed = parseSqueue(r.stdout);
     if (parsed.ok) return parsed.value;

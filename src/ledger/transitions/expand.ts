@@ -1,6 +1,6 @@
 import { parseBlocks, type TaskBlock } from '../../tasklist/tasklist.js';
 import type { Ledger } from '../ledger.js';
-import { getPoolLaunch } from '../pool-launches.js';
+import { getPoolLaunch, type PoolLaunchRow } from '../pool-launches.js';
 
 /**
  * Pool launches are recorded in O(1) (one launch row and one pool_launches row naming the task ids as a
@@ -9,6 +9,33 @@ import { getPoolLaunch } from '../pool-launches.js';
  * whoever reads the launch first (`drover status` through the pool backend's reconcile): either way with
  * set-based SQL, idempotently, in id order.
  */
+
+/**
+ * Write `createPoolLaunch`: the pool_launches row of a launch createLaunch made lazily (its tasks named by the
+ * row's tasklist), in the caller's transaction when there is one. Nothing is expanded or handed out yet.
+ */
+export function createPoolLaunch(ledger: Ledger, row: Omit<PoolLaunchRow, 'expanded' | 'cursor'>): void {
+  ledger.write(() =>
+    ledger
+      .stmt(
+        `INSERT INTO pool_launches (launch_id, pool, tasklist, total, num_jobs, cpus, gpus, mem_mb, retries, retry_delay, settings)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        row.launch_id,
+        row.pool,
+        row.tasklist,
+        row.total,
+        row.num_jobs,
+        row.cpus,
+        row.gpus,
+        row.mem_mb,
+        row.retries,
+        row.retry_delay,
+        row.settings,
+      ),
+  );
+}
 
 /** Up to `limit` ids of sorted, non-overlapping blocks that are greater than `after`, in order. */
 export function idsAfter(blocks: readonly TaskBlock[], after: number, limit: number): number[] {

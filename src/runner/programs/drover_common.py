@@ -17,7 +17,13 @@ the main thread, once.
   as execvp does. Raises OSError when it cannot be executed.
 - cannot_execute(efd, argv0, err): write the reason to the task's stderr log; returns the exit code a shell gives
   (127 not found, 126 otherwise).
+- Segments: the slots' segment files (src/protocol/log-slices.ts), opened once each: begin() takes an attempt's
+  entry and start offsets before its spawn, end() its end offsets after its reap, into the index.
+- Tap: a task's stdout or stderr in its slot's segment, through a pipe of its own that the program copies from
+  (pump) and closes when the attempt ends (cut): a process the task left behind outside its group (setsid, a
+  daemon) that writes later gets EPIPE, and its bytes reach no later attempt's slice.
 """
+import collections
 import errno
 import os
 import select
@@ -105,3 +111,110 @@ def cannot_execute(efd, argv0, err):
     if efd >= 0:
         os.write(efd, b'drover: cannot execute ' + argv0 + b': ' + os.strerror(err).encode() + b'\n')
     return 127 if err == errno.ENOENT else 126
+
+
+class Tap:
+    """One of a task's outputs in a segment: the pipe the task writes to, copied into the segment (fd `dest`)."""
+
+    CHUNK = 1 << 16
+    TURN = 16  # chunks a turn at most: a task that writes without pause cannot hold the program's loop
+
+    def __init__(self, dest):
+        self.dest = dest
+        self.r, self.w = os.pipe()  # not inherited by other tasks: the task gets `w` as its stdout or stderr
+        os.set_blocking(self.r, False)
+
+    def started(self):
+        # The task has its copy of the writing end.
+        os.close(self.w)
+        self.w = -1
+
+    def pump(self, turns=1):
+        # Copy what the pipe holds into the segment; True while the pipe may hold more (a turn's limit reached).
+        # At its end (every writer gone) the pipe is closed: `r` is -1 then, and nothing is left to watch.
+        for _ in range(turns * self.TURN):
+            if self.r < 0:
+                return False
+            try:
+                data = os.read(self.r, self.CHUNK)
+            except BlockingIOError:
+                return False
+            if not data:
+                self.close()
+                return False
+            try:
+                while data:
+                    data = data[os.write(self.dest, data):]
+            except OSError:
+                pass  # the segment cannot be written (a full disk): lost, as the task's own write would be
+        return True
+
+    def cut(self):
+        # The attempt has ended and its process group is gone: what it wrote before is in the pipe, so copy that
+        # and close the pipe. What a process it left outside its group writes later is not this attempt's (it
+        # ended) nor any other's.
+        self.pump(64)
+        self.close()
+
+    def close(self):
+        for fd in (self.r, self.w):
+            if fd >= 0:
+                os.close(fd)
+        self.r = self.w = -1
+
+
+class Segments:
+    """Segment files by base path (`<base>.out`, `.err`, opened once with O_APPEND, and `.idx`): at most `most`
+    bases open at once, the least recently used closed first (a pool worker may run many launches)."""
+
+    INDEX_ENTRY = 32  # `%015d %015d\n`: an attempt's two end offsets, at its entry's number
+
+    def __init__(self, most=64):
+        self.most = most
+        self.open = collections.OrderedDict()  # base -> [out fd, err fd, index fd, next entry]
+
+    def files(self, base):
+        # The base's [out fd, err fd, index fd, next entry]; raises OSError when they cannot be opened.
+        s = self.open.get(base)
+        if s is not None:
+            self.open.move_to_end(base)
+            return s
+        fds = []
+        b = os.fsencode(base)
+        try:
+            fds.append(os.open(b + b'.out', SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(b + b'.err', SEGMENT_FLAGS, 0o666))
+            fds.append(os.open(b + b'.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        s = self.open[base] = fds + [os.fstat(fds[2]).st_size // self.INDEX_ENTRY]
+        while len(self.open) > self.most:
+            _, old = self.open.popitem(last=False)
+            for fd in old[:3]:
+                os.close(fd)
+        return s
+
+    def begin(self, base):
+        # Before an attempt's spawn: (out fd, err fd, its entry, out offset, err offset). Raises OSError.
+        s = self.files(base)
+        seq = s[3]
+        s[3] += 1
+        return s[0], s[1], seq, os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+
+    def end(self, base, seq):
+        # After its reap (and its pipes cut): its end offsets, written into the index before the slot's next task
+        # can write; None when the segments cannot be read. An index that cannot be written (a full disk) still
+        # gives the ends: the record has them.
+        try:
+            s = self.files(base)
+            oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
+        except OSError:
+            return None
+        s[3] = max(s[3], seq + 1)
+        try:
+            os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * self.INDEX_ENTRY)
+        except OSError:
+            pass
+        return oend, eend

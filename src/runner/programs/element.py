@@ -184,6 +184,12 @@ def now():
     return round(time.time(), 6)
 
 
+def end_stamp(started, mono):
+    # An attempt's end: its start's stamp plus the time since on the monotonic clock, so it never ends before it
+    # started whatever the wall clock does meanwhile.
+    return round(started + time.monotonic() - mono, 6)
+
+
 rec(type='runner', v=1, runner=name, launch=launch, job=job, host=host, pid=os.getpid(), pid_start=None,
     slots=slots, at=now())
 flush()
@@ -231,52 +237,26 @@ def is_cancelled(id):
 
 PATH = os.environ.get('PATH', '/usr/bin:/bin').encode()
 
-running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None]
+running = {}  # pid -> [id, attempt, slot, stop reason or None, kill time, segment span or None, start, monotonic]
+taps_of = {}  # pid -> its (stdout, stderr) Taps, in segments
 all_ok = True
 
 # Output in slot segments (`--logs segments`, src/protocol/log-slices.ts), as the spawn server writes them: each
 # slot's two segments, opened once with O_APPEND, and its index; an attempt's output is the bytes between the
-# sizes taken just before its spawn and just after its reap (its group killed first), and its entry in the index
-# is written before the slot's next task starts.
+# sizes taken just before its spawn and just after its reap (its group killed first, and what it wrote to its
+# pipes copied in: common.Tap), and its entry in the index is written before the slot's next task starts.
 use_segments = S.get('logs') == 'segments'
-segments = {}  # slot -> [out fd, err fd, index fd, next entry]
-INDEX_ENTRY = 32
+segments = common.Segments()
 
 
 def segment_base(slot):
     return os.path.join(log_dir, '%s.%d' % (name, slot))
 
 
-def segment(slot):
-    s = segments.get(slot)
-    if s is None:
-        base = segment_base(slot)
-        fds = []
-        try:
-            fds.append(os.open(base + '.out', common.SEGMENT_FLAGS, 0o666))
-            fds.append(os.open(base + '.err', common.SEGMENT_FLAGS, 0o666))
-            fds.append(os.open(base + '.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
-        except OSError:
-            for fd in fds:
-                os.close(fd)
-            raise
-        s = segments[slot] = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
-    return s
-
-
 def span_end(slot, seq):
-    # The sizes after the reap, into the index before the slot's next task can write; for the end record. An
-    # index that cannot be written (a full disk) still leaves the ends in the record.
-    s = segments[slot]
-    try:
-        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
-    except OSError:
-        return {}
-    try:
-        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
-    except OSError:
-        pass
-    return {'out_end': oend, 'err_end': eend}
+    # Its ends after the reap (common.Segments.end), for the end record.
+    ends = segments.end(segment_base(slot), seq)
+    return {'out_end': ends[0], 'err_end': ends[1]} if ends else {}
 
 
 def start(id, attempt, argv):
@@ -295,12 +275,9 @@ def start(id, attempt, argv):
     span, where = None, {}
     try:
         if use_segments:
-            seg = segment(slot)
-            ofd, efd = seg[0], seg[1]
-            span = seg[3]
-            seg[3] += 1
+            ofd, efd, span, ooff, eoff = segments.begin(segment_base(slot))
             out, err = segment_base(slot) + '.out', segment_base(slot) + '.err'
-            where = {'out_off': os.fstat(ofd).st_size, 'err_off': os.fstat(efd).st_size, 'seq': span}
+            where = {'out_off': ooff, 'err_off': eoff, 'seq': span}
         else:
             ofd = os.open(out, common.LOG_FLAGS, 0o666)
             efd = os.open(err, common.LOG_FLAGS, 0o666)
@@ -312,24 +289,35 @@ def start(id, attempt, argv):
             os.close(ofd)
     else:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], PATH)
+        taps = ()
         try:
             if path is None:
                 raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
-            pid = common.spawn_task(path, argv, env, ofd, efd)
+            # In segments, the task writes to pipes of its own, cut when it ends (see common.Tap).
+            taps = (common.Tap(ofd), common.Tap(efd)) if span is not None else ()
+            pid = common.spawn_task(path, argv, env, *((taps[0].w, taps[1].w) if taps else (ofd, efd)))
         except OSError as e:
+            for t in taps:
+                t.close()
+            taps = ()
             code = common.cannot_execute(efd, argv[0], e.errno)
+        for t in taps:
+            t.started()
+        if taps:
+            taps_of[pid] = taps
         if span is None:
             os.close(ofd)
             os.close(efd)
-    rec(type='start', task=id, attempt=attempt, at=now(), pid=pid, slot=slot, gpus=gpus, host=host, out=out,
+    started, mono = now(), time.monotonic()
+    rec(type='start', task=id, attempt=attempt, at=started, pid=pid, slot=slot, gpus=gpus, host=host, out=out,
         err=err, **where)
     if code is not None:
         all_ok = False
         free.append(slot)
         ends = span_end(slot, span) if span is not None else {}
-        rec(type='end', task=id, attempt=attempt, at=now(), **end_state(None, code << 8), **ends)
+        rec(type='end', task=id, attempt=attempt, at=end_stamp(started, mono), **end_state(None, code << 8), **ends)
         return
-    running[pid] = [id, attempt, slot, None, 0, span]
+    running[pid] = [id, attempt, slot, None, 0, span, started, mono]
 
 
 
@@ -345,7 +333,9 @@ def stop(pid, why):
 
 def ended(pid, status):
     global all_ok
-    id, attempt, slot, why, _, span = running.pop(pid)
+    id, attempt, slot, why, _, span, started, mono = running.pop(pid)
+    for t in taps_of.pop(pid, ()):
+        t.cut()  # what the attempt wrote, before its ends are taken
     # Its ends are taken (and indexed) before the slot is free for the next task.
     ends = span_end(slot, span) if span is not None else {}
     free.append(slot)
@@ -353,7 +343,7 @@ def ended(pid, status):
     r = end_state(why or ('scheduler' if flags['term'] else None), status)
     if r['state'] != 'succeeded':
         all_ok = False
-    rec(type='end', task=id, attempt=attempt, at=now(), **r, **ends)
+    rec(type='end', task=id, attempt=attempt, at=end_stamp(started, mono), **r, **ends)
 
 
 def skip(id):
@@ -417,7 +407,12 @@ while True:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-    common.wait_for_children([], max(0.0, min(1.0, next_check - now_m)))
+    busy = False
+    for taps in taps_of.values():
+        for t in taps:
+            busy = t.pump() or busy
+    pipes = [t.r for taps in taps_of.values() for t in taps if t.r >= 0]
+    common.wait_for_children(pipes, 0 if busy else max(0.0, min(1.0, next_check - now_m)))
     # A SIGTERM that ended the wait is seen before the ends it may have caused.
     if flags['term'] and not flags['term_seen']:
         on_term()

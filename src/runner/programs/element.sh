@@ -188,7 +188,7 @@ end_state() { # STOP STATUS
   fi
 }
 
-declare -A t_id=() t_attempt=() t_slot=() t_stop=() t_killer=() killer_of=()
+declare -A t_id=() t_attempt=() t_slot=() t_stop=() t_start=() t_killer=() killer_of=()
 running=0
 all_ok=1
 # A pid is only a task's while bash has not handed it to a newer child: bash reaps children as they end and
@@ -241,9 +241,10 @@ start_task() { # LINE
   pid=$!
   set +m
   forked "$pid"
+  t_start[$pid]=${EPOCHREALTIME/,/.}
   t_id[$pid]=$id t_attempt[$pid]=$attempt t_slot[$pid]=$slot t_stop[$pid]=
   running=$((running + 1))
-  rec "{\"type\":\"start\",\"task\":$id,\"attempt\":$attempt,\"at\":${EPOCHREALTIME/,/.},\"pid\":$pid,\"slot\":$slot,\"gpus\":$gpus,\"host\":$host_json,\"out\":$log_json$id.$attempt.out\",\"err\":$log_json$id.$attempt.err\"}"
+  rec "{\"type\":\"start\",\"task\":$id,\"attempt\":$attempt,\"at\":${t_start[$pid]},\"pid\":$pid,\"slot\":$slot,\"gpus\":$gpus,\"host\":$host_json,\"out\":$log_json$id.$attempt.out\",\"err\":$log_json$id.$attempt.err\"}"
 }
 end_task() { # PID [STATUS] (none: bash lost it, which happens to a child that ends while a trap runs)
   # First, what the task left in its process group ends with it: its members keep the group's id from being
@@ -255,14 +256,18 @@ end_task() { # PID [STATUS] (none: bash lost it, which happens to a child that e
   [[ -z $stop && -n $term ]] && stop=scheduler
   end_state "$stop" "$status"
   [[ $state == succeeded ]] || all_ok=
-  rec "{\"type\":\"end\",\"task\":${t_id[$pid]},\"attempt\":${t_attempt[$pid]},\"at\":${EPOCHREALTIME/,/.},\"state\":\"$state\",\"exit_code\":$exit_code,\"signal\":$signal$reason}"
+  # bash has no monotonic clock: an end the wall clock put before its start (set back meanwhile) is its start.
+  # (EPOCHREALTIME has six decimals: without the point, the times compare as whole microseconds.)
+  local ended=${EPOCHREALTIME/,/.}
+  ((${ended/./} >= ${t_start[$pid]/./})) || ended=${t_start[$pid]}
+  rec "{\"type\":\"end\",\"task\":${t_id[$pid]},\"attempt\":${t_attempt[$pid]},\"at\":$ended,\"state\":\"$state\",\"exit_code\":$exit_code,\"signal\":$signal$reason}"
   # Its SIGKILL timer ends with it, and is reaped: nothing of the launch outlives this runner.
   if [[ -n ${t_killer[$pid]:-} ]]; then
     kill "${t_killer[$pid]}" 2>/dev/null && wait "${t_killer[$pid]}" 2>/dev/null
     unset "killer_of[${t_killer[$pid]}]"
   fi
   free+=("${t_slot[$pid]}")
-  unset "t_id[$pid]" "t_attempt[$pid]" "t_slot[$pid]" "t_stop[$pid]" "t_killer[$pid]"
+  unset "t_id[$pid]" "t_attempt[$pid]" "t_slot[$pid]" "t_stop[$pid]" "t_start[$pid]" "t_killer[$pid]"
   running=$((running - 1))
 }
 skip_task() { # ID: cancelled before it started

@@ -1,4 +1,4 @@
-# drover's fork server: starts the tasks of drover's runner (src/runner/forkserver.ts) where Python 3.8 is missing
+# drover's fork server: starts the tasks of drover's runner (src/runner/starters/fork-server.ts) where Python 3.8 is missing
 # (spawn-server.py is faster). Node's spawn forks the whole Node process and waits for the child's exec,
 # ~3 ms of the runner's main thread per task, and a round trip through Node between one task's end and the
 # next one's start costs as much again. This small Perl process holds a queue and the slots: it starts the
@@ -23,7 +23,10 @@
 # (entry `seq`, `%015d %015d\n`) before the slot's next task starts (src/protocol/log-slices.ts).
 #
 # Each task runs in its own process group with stdin from /dev/null and stdout/stderr to its log files; a
-# program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh.
+# program that cannot be executed exits 127 (not found) or 126 with the reason in its stderr log, as in sh. In
+# segments, a task writes to two pipes of its own, which the server copies into the segments as they fill and
+# closes once the task has been reaped (after what it wrote before is copied): a process it left outside its
+# group (setsid, a daemon) that writes later gets EPIPE, and its bytes reach no later attempt's slice.
 # When a task's process ends, what it left in its group is killed. Signals reach a task only through the
 # server, which knows whether it has reaped it: a reaped task's pid may already be another process's.
 # On end of input the server starts nothing more and exits once its tasks have ended; if input ends while
@@ -36,7 +39,28 @@ $SIG{INT} = 'IGNORE'; $SIG{TERM} = 'IGNORE'; $SIG{PIPE} = 'IGNORE'; $SIG{HUP} = 
 pipe(my $wake_r, my $wake_w) or die "pipe: $!";
 { my $old = select($wake_w); $| = 1; select($old); }
 $SIG{CHLD} = sub { syswrite($wake_w, 'c') };
-my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of, %span_of, %segments, @segment_order);
+my (%slot_env, @free, @queue, %task_of, %slot_of, %pid_of, %span_of, %clock_of, %taps_of, %segments, @segment_order);
+# A tap: [pipe's reading end (undef once closed), the segment it is copied into]. pump copies what the pipe holds
+# (at most TURNS x 16 chunks, so that a task writing without pause cannot hold the loop) and returns 1 when it
+# may hold more; at the pipe's end (every writer gone) the reading end is closed.
+sub pump {
+  my ($tap, $turns) = @_;
+  for (1 .. ($turns || 1) * 16) {
+    my $r = $tap->[0] or return 0;
+    my $n = sysread($r, my $data, 65536);
+    if (!defined $n) { redo if $!{EINTR}; return 0 if $!{EAGAIN} || $!{EWOULDBLOCK}; $n = 0; }
+    if (!$n) { close($r); $tap->[0] = undef; return 0; }
+    # A segment that cannot be written (a full disk) loses it, as the task's own write would have.
+    for (my $off = 0; $off < $n;) { my $w = syswrite($tap->[1], $data, $n - $off, $off); last unless $w; $off += $w; }
+  }
+  return 1;
+}
+# The attempt ended and its group is gone: copy what it wrote before, then close the pipe.
+sub cut { my ($tap) = @_; pump($tap, 64); close($tap->[0]) if $tap->[0]; $tap->[0] = undef; }
+# The monotonic clock: an attempt's end is its start's stamp plus the time since on it, rounded up, so it never
+# ends before it started (nor runs for less time than it did) whatever the wall clock does meanwhile.
+sub mono { return Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()); }
+sub end_stamp { my ($started, $at) = @{ $_[0] }; return POSIX::ceil(($started + mono() - $at) * 1000) / 1000; }
 use Fcntl ();
 # The segments of (prefix, slot): [out fh, err fh, index fh, next entry]; at most 64 open, the oldest closed.
 sub segment {
@@ -84,7 +108,8 @@ sub reap {
     next unless defined $id;
     delete $pid_of{$id};
     push @free, delete $slot_of{$pid};
-    my $ended = POSIX::ceil(Time::HiRes::time() * 1000) / 1000;
+    my $ended = end_stamp(delete $clock_of{$pid});
+    cut($_) for @{ delete $taps_of{$pid} || [] }; # before the ends are taken: they are what the attempt wrote
     my $span = delete $span_of{$pid};
     $reports .= sprintf("E\t%s\t%d\t%.3f%s\n", $id, $status, $ended, $span ? span_end($span) : '');
   }
@@ -102,11 +127,24 @@ sub launch {
     my @argv = splice(@f, 0, $nargs);
     my $nenv = shift @f;
     my @env = splice(@f, 0, $nenv);
-    # Stamped before the fork and rounded down (its end after the reap, rounded up): never a duration too short.
+    # Stamped before the fork and rounded down (its end after the reap, by end_stamp): never a duration too short.
     my $started = POSIX::floor(Time::HiRes::time() * 1000) / 1000;
+    my $clock = [$started, mono()];
     $seg->[3]++ if $span;
-    my $pid = ($kind eq 'T' && !$seg) ? undef : fork();
+    my ($pid, @taps, @ends);
+    if ($kind eq 'T' && $seg) {
+      for my $i (0, 1) {
+        pipe(my $r, my $w) or last;
+        my $flags = fcntl($r, Fcntl::F_GETFL(), 0);
+        fcntl($r, Fcntl::F_SETFL(), $flags | Fcntl::O_NONBLOCK());
+        push @taps, [$r, $seg->[$i]];
+        push @ends, $w;
+      }
+    }
+    $pid = fork() unless ($kind eq 'T' && (!$seg || @taps < 2));
     if (!defined $pid) {
+      close($_) for @ends;
+      close($_->[0]) for @taps;
       push @free, $slot;
       my $where = $span ? sprintf("\t%.3f\t%d\t%d\t%d", $started, @$span[2 .. 4]) : '';
       my $end = $span ? sprintf("\t%.3f", $started) . span_end($span) : '';
@@ -118,8 +156,8 @@ sub launch {
       POSIX::setpgid(0, 0);
       open(STDIN, '<', '/dev/null');
       if ($span) {
-        open(STDOUT, '>&', $seg->[0]) or POSIX::_exit(126);
-        open(STDERR, '>&', $seg->[1]) or POSIX::_exit(126);
+        open(STDOUT, '>&', $ends[0]) or POSIX::_exit(126);
+        open(STDERR, '>&', $ends[1]) or POSIX::_exit(126);
       } else {
         open(STDOUT, '>', $out) or POSIX::_exit(126);
         open(STDERR, '>', $err) or POSIX::_exit(126);
@@ -136,6 +174,9 @@ sub launch {
     $slot_of{$pid} = $slot;
     $pid_of{$id} = $pid;
     $span_of{$pid} = $span if $span;
+    $clock_of{$pid} = $clock;
+    close($_) for @ends; # the task has its copies
+    $taps_of{$pid} = \@taps if @taps;
     my $where = $span ? sprintf("\t%d\t%d\t%d", @$span[2 .. 4]) : '';
     $reports .= sprintf("S\t%s\t%d\t%s\t%.3f%s\n", $id, $pid, $slot, $started, $where);
   }
@@ -178,8 +219,13 @@ sub read_input {
 # always seen before the stopped task's slot is given to the next queued task.
 while (1) {
   my $rin = ''; vec($rin, fileno($wake_r), 1) = 1; vec($rin, fileno(STDIN), 1) = 1 unless $eof;
+  my $busy = 0;
+  for my $tap (map { @$_ } values %taps_of) {
+    $busy = 1 if pump($tap);
+    vec($rin, fileno($tap->[0]), 1) = 1 if $tap->[0];
+  }
   # A bounded wait: a SIGCHLD that lands just before select is then seen within a second at worst.
-  my $wait = length($reports) ? $last_flush + 0.02 - Time::HiRes::time() : 1;
+  my $wait = $busy ? 0 : length($reports) ? $last_flush + 0.02 - Time::HiRes::time() : 1;
   my $n = select(my $rout = $rin, undef, undef, $wait > 0 ? $wait : 0);
   if ($n > 0) {
     if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $junk, 4096); }

@@ -1,5 +1,5 @@
 // drover's guard: a small Node program that outlives the runner to stop the tasks Node's spawn started
-// (src/runner/node-executor.ts), as the fork servers stop theirs. Started with `node -e SOURCE GRACE` (the
+// (src/runner/starters/node-spawn.ts), as the fork servers stop theirs. Started with `node -e SOURCE GRACE` (the
 // runner passes its text from its own bundle) in its own session, so whatever kills the runner's process group
 // leaves it alive. It reads lines on stdin: `+PID START` (a task started: its pid, also its process group id, and
 // its start time from /proc/PID/stat) and `-PID` (it ended). At end of input it exits; if tasks are left, the

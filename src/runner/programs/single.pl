@@ -15,6 +15,16 @@ use strict; use warnings;
 # No POSIX or Config: loading them would cost more than the rest of this script (~30 ms per element).
 my $hires = eval { require Time::HiRes; 1 };
 sub now { return $hires ? sprintf('%.3f', Time::HiRes::time()) : time(); }
+# An attempt's end: its start plus the time since on the monotonic clock where there is one, so it never ends
+# before it started whatever the wall clock does meanwhile (else the wall clock, never before the start).
+my $monotonic = $hires && eval { Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()); 1 };
+sub mono { return $monotonic ? Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) : 0; }
+sub end_at {
+  my ($start, $at) = @_;
+  return sprintf('%.3f', $start + mono() - $at) if $monotonic;
+  my $now = now();
+  return $now > $start ? $now : $start;
+}
 my ($table, $key) = @ARGV;
 my %s = map { (lc(substr($_, 9)) => $ENV{$_}) } grep { /^DROVER_S_/ } keys %ENV;
 delete $ENV{$_} for grep { /^DROVER_S_/ } keys %ENV;
@@ -140,7 +150,7 @@ for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
   ($timed_out, $alarm_kills) = (0, 0);
   until (rec_flush()) { last if $stop; sleep(1); }
   last if $stop;
-  my $start = now();
+  my ($start, $start_mono) = (now(), mono());
   $child = fork();
   die "drover: fork: $!\n" unless defined $child;
   if ($child == 0) {
@@ -178,7 +188,7 @@ for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
   my $why = $timed_out ? 'timeout' : !$stop ? '' : cancel_requested() ? 'cancel' : 'scheduler';
   ($state, my @fields) = end_state($why, $status);
   my $retry = $state ne 'succeeded' && $state ne 'cancelled' && !$stop && $try < $retries;
-  record(type => '"end"', task => $task, attempt => $attempt, at => now(), state => jstr($state), @fields,
+  record(type => '"end"', task => $task, attempt => $attempt, at => end_at($start, $start_mono), state => jstr($state), @fields,
     ($retry ? (retry => 'true') : ()));
   last unless $retry;
   my $delay = ($s{retry_delay} // 1) * 2 ** $try;

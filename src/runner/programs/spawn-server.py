@@ -1,4 +1,4 @@
-# drover's spawn server: starts the tasks of drover's runner (src/runner/forkserver.ts), with the protocol of the
+# drover's spawn server: starts the tasks of drover's runner (src/runner/starters/fork-server.ts), with the protocol of the
 # Perl fork server (fork-server.pl), but with tasks started by posix_spawn instead of fork. glibc's posix_spawn does
 # not copy the server's page tables (it uses a vfork-style clone), and the fork of an interpreter and the
 # copy-on-write faults after it were the largest cost of a short task: 2000 `/bin/true` with two slots take about
@@ -30,7 +30,9 @@
 # Output in segments (`T` messages, src/protocol/log-slices.ts): each (prefix, slot) has its two segment files,
 # opened once with O_APPEND, and its index. The sizes of both segments are taken just before a task is spawned
 # (its start offsets, reported with its start) and just after it is reaped (its ends): the ends are written into
-# the index, at the task's entry, before the slot's next task starts, and reported with its end.
+# the index, at the task's entry, before the slot's next task starts, and reported with its end. The task writes
+# to two pipes of its own, copied into the segments as they fill and closed once it is reaped (common.Tap): what
+# a process it left outside its group writes after that reaches no later attempt's slice.
 # Needs Python 3.8 (os.posix_spawn with setpgroup and setsigdef); the runner checks before choosing it.
 #
 # Usage: python3 -I -S -c SOURCE COMMON, where COMMON is the text of drover_common.py (the code it shares with
@@ -58,8 +60,6 @@ eof = False
 aborted = False
 FLUSH_EVERY = 0.02
 PIPE_BUF = select.PIPE_BUF
-INDEX_ENTRY = 32
-MAX_SEGMENTS = 64  # open at once; a pool worker may run many launches over its life
 # The queue: the leader writes its end, every worker reads it; lockf needs a writable descriptor, so the lock is
 # taken on the writing end (workers never write to it).
 queue_r, queue_w = os.pipe()
@@ -121,60 +121,35 @@ slot_env = {}
 ctl = -1
 task_of = {}
 pid_of = {}
-span_of = {}  # pid -> (prefix, slot, seq, out start, err start)
+span_of = {}  # pid -> (segment base, entry, out start, err start)
+clock_of = {}  # pid -> (start stamp, monotonic time of it)
+taps_of = {}  # pid -> its (stdout, stderr) Taps, in segments
 quit = False  # the leader's `Q`: its input ended
-segments = collections.OrderedDict()  # (prefix, slot) -> [out fd, err fd, index fd, next entry]
+segments = common.Segments()  # base `<prefix>.<slot>` -> its files
 last_flush = 0.0
 
 
-def segment(prefix, slot):
-    key = (prefix, slot)
-    s = segments.get(key)
-    if s is not None:
-        segments.move_to_end(key)
-        return s
-    base = prefix + b'.' + slot.encode()
-    fds = []
-    try:
-        fds.append(os.open(base + b'.out', common.SEGMENT_FLAGS, 0o666))
-        fds.append(os.open(base + b'.err', common.SEGMENT_FLAGS, 0o666))
-        fds.append(os.open(base + b'.idx', os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666))
-    except OSError:
-        for fd in fds:
-            os.close(fd)
-        raise
-    s = fds + [os.fstat(fds[2]).st_size // INDEX_ENTRY]
-    segments[key] = s
-    while len(segments) > MAX_SEGMENTS:
-        _, old = segments.popitem(last=False)
-        for fd in old[:3]:
-            os.close(fd)
-    return s
-
-
 def span_end(span):
-    # Sizes after the reap, into the index before the slot's next task can write: then reported. An index that
-    # cannot be written (a full disk) still leaves the ends in the report, so the record has them.
-    prefix, slot, seq, ooff, eoff = span
-    try:
-        s = segment(prefix, slot)
-        oend, eend = os.fstat(s[0]).st_size, os.fstat(s[1]).st_size
-    except OSError:
-        return ''
-    s[3] = max(s[3], seq + 1)
-    try:
-        os.pwrite(s[2], b'%015d %015d\n' % (oend, eend), seq * INDEX_ENTRY)
-    except OSError:
-        pass
-    return '\t%d\t%d\t%d\t%d\t%d' % (seq, ooff, eoff, oend, eend)
+    # Its ends after the reap (common.Segments.end), for its report; '' when they cannot be read.
+    at, seq, ooff, eoff = span
+    ends = segments.end(at, seq)
+    return '\t%d\t%d\t%d\t%d\t%d' % ((seq, ooff, eoff) + ends) if ends else ''
 
 
-def fail(id, efd, argv0, e, span=None):
-    # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log.
+def end_stamp(clock):
+    # An attempt's end: its start's stamp plus the time since on the monotonic clock, rounded up, so it never
+    # ends before it started (nor runs for less time than it did) whatever the wall clock does meanwhile.
+    started, mono = clock
+    return math.ceil((started + time.monotonic() - mono) * 1000) / 1000
+
+
+def fail(id, efd, argv0, e, clock, span=None):
+    # As in sh: 127 when the program is not there, 126 when it cannot be executed; the reason in the log. Its
+    # start is when the slot took it and its end the failure, on one clock.
     code = common.cannot_execute(efd, argv0, e)
-    start = '\t%.3f\t%d\t%d\t%d' % ((time.time(),) + span[2:]) if span else ''
-    end = '\t%.3f%s' % (time.time(), span_end(span)) if span else ''
-    out.append('S\t%s\t0\t%s%s\nE\t%s\t%d%s\n' % (id, slot, start, id, code << 8, end))
+    where = '\t%d\t%d\t%d' % span[1:] if span else ''
+    end = '\t%.3f%s' % (end_stamp(clock), span_end(span) if span else '')
+    out.append('S\t%s\t0\t%s\t%.3f%s\nE\t%s\t%d%s\n' % (id, slot, clock[0], where, id, code << 8, end))
 
 
 def spawn_in(cwd, path, argv, env, ofd, efd):
@@ -204,7 +179,7 @@ def spawn_in(cwd, path, argv, env, ofd, efd):
     return pid
 
 
-def start(kind, f, started):
+def start(kind, f, started, mono):
     # `S id cwd out err nargs...` (its own log files) or `T id cwd prefix nargs...` (its slot's segments).
     id = f[0].decode()
     cwd = f[1]
@@ -218,44 +193,57 @@ def start(kind, f, started):
     env.update(pairs(rest[2 + nargs:2 + nargs + nenv]))
     span = None
     if kind == b'T':
+        at = logs[0] + b'.' + slot.encode()
         try:
-            s = segment(logs[0], slot)
+            ofd, efd, seq, ooff, eoff = segments.begin(at)
         except OSError:
-            return fail(id, -1, argv[0], errno.EACCES)
-        ofd, efd = s[0], s[1]
-        span = (logs[0], slot, s[3], os.fstat(ofd).st_size, os.fstat(efd).st_size)
-        s[3] += 1
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
+        span = (at, seq, ooff, eoff)
     else:
         try:
             ofd = os.open(logs[0], common.LOG_FLAGS, 0o666)
         except OSError:
-            return fail(id, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
         try:
             efd = os.open(logs[1], common.LOG_FLAGS, 0o666)
         except OSError:
             os.close(ofd)
-            return fail(id, -1, argv[0], errno.EACCES)
+            return fail(id, -1, argv[0], errno.EACCES, (started, mono))
+    taps = None
     try:
         path = argv[0] if b'/' in argv[0] else common.which(argv[0], env.get(b'PATH', b'/usr/bin:/bin'))
         if path is None:
-            return fail(id, efd, argv[0], errno.ENOENT, span)
+            return fail(id, efd, argv[0], errno.ENOENT, (started, mono), span)
+        # In segments, the task writes to pipes of its own, cut when it ends (see common.Tap).
+        try:
+            taps = (common.Tap(ofd), common.Tap(efd)) if span is not None else None
+        except OSError as err:
+            return fail(id, efd, argv[0], err.errno, (started, mono), span)
+        tofd, tefd = (taps[0].w, taps[1].w) if taps else (ofd, efd)
         if cwd != start_dir:
-            pid = spawn_in(cwd, path, argv, env, ofd, efd)
+            pid = spawn_in(cwd, path, argv, env, tofd, tefd)
         else:
             try:
-                pid = common.spawn_task(path, argv, env, ofd, efd)
+                pid = common.spawn_task(path, argv, env, tofd, tefd)
             except OSError as err:
-                return fail(id, efd, argv[0], err.errno, span)
+                for t in taps or ():
+                    t.close()
+                return fail(id, efd, argv[0], err.errno, (started, mono), span)
     finally:
         if span is None:
             os.close(ofd)
             os.close(efd)
+    if taps:
+        for t in taps:
+            t.started()
+        taps_of[pid] = taps
     task_of[pid] = id
     pid_of[id] = pid
+    clock_of[pid] = (started, mono)
     where = ''
     if span is not None:
         span_of[pid] = span
-        where = '\t%d\t%d\t%d' % span[2:]
+        where = '\t%d\t%d\t%d' % span[1:]
     out.append('S\t%s\t%d\t%s\t%.3f%s\n' % (id, pid, slot, started, where))
 
 
@@ -277,9 +265,10 @@ def queue_read(n, first):
 
 
 def take():
-    # The next task of the queue, (kind, fields, time taken), or None when there is none. The time is stamped
-    # under the lock, before the spawn, and rounded down (its end after the reap, rounded up): tasks taken in
-    # order have starts in order, and the record never says a task ran for less time than it did.
+    # The next task of the queue, (kind, fields, time taken, monotonic time taken), or None when there is none.
+    # The time is stamped under the lock, before the spawn, and rounded down (its end after the reap, rounded up,
+    # by end_stamp): tasks taken in order have starts in order, and the record never says a task ran for less
+    # time than it did.
     fcntl.lockf(queue_w, fcntl.LOCK_EX)
     try:
         head = queue_read(4, True)
@@ -287,10 +276,11 @@ def take():
             return None
         msg = queue_read(int.from_bytes(head, 'little'), False)
         started = math.floor(time.time() * 1000) / 1000
+        mono = time.monotonic()
     finally:
         fcntl.lockf(queue_w, fcntl.LOCK_UN)
     f = msg.split(b'\0')[:-1]
-    return f[0], f[1:], started
+    return f[0], f[1:], started, mono
 
 
 def signal_tasks(sig):
@@ -331,7 +321,9 @@ def reap():
         if id is None:
             continue
         del pid_of[id]
-        ended = math.ceil(time.time() * 1000) / 1000
+        ended = end_stamp(clock_of.pop(pid))
+        for t in taps_of.pop(pid, ()):
+            t.cut()  # before the ends are taken: they are what the attempt wrote
         span = span_of.pop(pid, None)
         out.append('E\t%s\t%d\t%.3f%s\n' % (id, status, ended, span_end(span) if span else ''))
 
@@ -361,7 +353,12 @@ def worker():
     while True:
         free = not task_of and not eof and not aborted
         timeout = max(0.0, last_flush + FLUSH_EVERY - time.monotonic()) if out else 1.0
-        common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []), timeout)
+        busy = False
+        for taps in taps_of.values():
+            for t in taps:
+                busy = t.pump() or busy
+        pipes = [t.r for taps in taps_of.values() for t in taps if t.r >= 0]
+        common.wait_for_children(([] if eof else [ctl]) + ([queue_r] if free else []) + pipes, 0 if busy else timeout)
         reap()
         if not eof:
             buf, gone = read_all(ctl, buf)

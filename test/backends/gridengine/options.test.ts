@@ -65,6 +65,10 @@ test('one task per element: --cpus is a PE, the runner has one slot, limits map 
   assert.equal(r.peSlots, 4);
 });
 
+test('--after takes blanks around its ids, as every list does', () => {
+  assert.deepEqual(elementResources(req({ after: ' 77 , 78 ' }), {}).args, ['-hold_jid', '77,78']);
+});
+
 test('no resources asked: no options; the default PE is smp', () => {
   assert.deepEqual(elementResources(req({}), {}).args, []);
   assert.deepEqual(elementResources(req({ cpus: 2 }), {}).args, ['-pe', 'smp', '2']);

@@ -89,6 +89,17 @@ test('requests sbatch would misread are usage errors before anything is submitte
   checkSlurmRequest({ ...base, memMb: 500, after: '12', tasksPerNode: 10, maxTasksPerNode: 2 });
 });
 
+test('--after takes blanks around its ids, as every list does; an empty item is still refused', () => {
+  const after = ' 12 , 13_4 ';
+  checkSlurmRequest({ ...base, after });
+  assert.deepEqual(sbatchCommonArgs({ ...base, after }, 'J', 'o').slice(2), ['--dependency=afterok:12:13_4']);
+  for (const bad of [' 12,', ' ', '12,,13'])
+    assert.throws(
+      () => checkSlurmRequest({ ...base, after: bad }),
+      (e: Error & { code?: string }) => e.code === 'usage' && e.message.includes(`--after '${bad}'`),
+    );
+});
+
 test('--mem in MiB becomes sbatch --mem in the largest exact unit Slurm knows (M, G, T)', () => {
   const mem = (memMb: number) => sbatchCommonArgs({ ...base, memMb }, 'J', 'o').slice(2);
   assert.deepEqual(mem(500), ['--mem=500M']);

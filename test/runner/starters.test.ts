@@ -5,14 +5,19 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { ForkServer, findPython, perlAvailable } from '../../src/runner/forkserver.js';
-import { NodeExecutor } from '../../src/runner/node-executor.js';
 import type { Slot } from '../../src/runner/slots.js';
-import type { Execution, Executor, ProcessExit, ProcessStart } from '../../src/runner/spawner.js';
+import { ForkServerStarter, findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
+import { NodeSpawnStarter } from '../../src/runner/starters/node-spawn.js';
+import type {
+  Execution,
+  ProcessExit,
+  ProcessStart,
+  ProcessStarter,
+} from '../../src/runner/starters/starter.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 
 /**
- * The executor contract, on real processes, for each way drover starts tasks: the Python spawn server
+ * The starter contract, on real processes, for each way drover starts tasks: the Python spawn server
  * (posix_spawn), the Perl fork server and Node's spawn. The runner may use any of them (DROVER_SPAWNER, or
  * whichever the machine has), so each must start, log, place and report tasks the same way.
  */
@@ -23,10 +28,15 @@ function slots(n: number): Slot[] {
   return Array.from({ length: n }, (_, i) => ({ index: i, gpus: [] }));
 }
 
-function makeExecutor(kind: Kind, n: number, cwd: string, env: NodeJS.ProcessEnv = process.env): Executor {
-  if (kind === 'node') return new NodeExecutor(slots(n), env);
-  if (kind === 'perl') return new ForkServer(slots(n), env, cwd);
-  return new ForkServer(slots(n), env, cwd, { kind: 'python', interpreter: findPython()! });
+function makeExecutor(
+  kind: Kind,
+  n: number,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ProcessStarter {
+  if (kind === 'node') return new NodeSpawnStarter(slots(n), env);
+  if (kind === 'perl') return new ForkServerStarter(slots(n), env, cwd);
+  return new ForkServerStarter(slots(n), env, cwd, { kind: 'python', interpreter: findPython()! });
 }
 
 function available(kind: Kind): boolean {
@@ -72,7 +82,9 @@ async function runOne(
 }
 
 for (const kind of KINDS) {
-  describe(`executor: ${kind}`, { skip: available(kind) ? false : `no ${kind} on this machine` }, () => {
+  describe(`process starter: ${kind}`, {
+    skip: available(kind) ? false : `no ${kind} on this machine`,
+  }, () => {
     test('stdout and stderr go to the task’s log files and the exit code comes back', async (t) => {
       const dir = tempWorkspace(t);
       const before = Date.now() / 1000;
@@ -153,7 +165,7 @@ for (const kind of KINDS) {
       assert.equal(r.out, 'ran with arg\n');
     });
 
-    test('a task runs in its own folder, also when it is not the executor’s', async (t) => {
+    test('a task runs in its own folder, also when it is not the starter’s', async (t) => {
       const dir = tempWorkspace(t);
       const other = path.join(dir, 'other');
       fs.mkdirSync(other);
@@ -279,11 +291,13 @@ for (const kind of KINDS) {
       test('when the runner dies, the server stops the tasks it started', async (t) => {
         const dir = tempWorkspace(t);
         const pidFile = path.join(dir, 'task.pid');
-        const src = pathToFileURL(path.resolve(import.meta.dirname, '../../src/runner/forkserver.js')).href;
+        const src = pathToFileURL(
+          path.resolve(import.meta.dirname, '../../src/runner/starters/fork-server.js'),
+        ).href;
         const program = `
-          import { ForkServer, findPython } from ${JSON.stringify(src)};
+          import { ForkServerStarter, findPython } from ${JSON.stringify(src)};
           const server = ${kind === 'python' ? "{ kind: 'python', interpreter: findPython() }" : 'undefined'};
-          const ex = new ForkServer([{ index: 0, gpus: [] }], process.env, ${JSON.stringify(dir)}, server);
+          const ex = new ForkServerStarter([{ index: 0, gpus: [] }], process.env, ${JSON.stringify(dir)}, server);
           ex.submit({ argv: ['sh', '-c', 'echo $$ > ${pidFile}; exec sleep 60'], taskEnv: {}, cwd: ${JSON.stringify(dir)},
             logs: { out: ${JSON.stringify(path.join(dir, 'o'))}, err: ${JSON.stringify(path.join(dir, 'e'))} } });
           setInterval(() => {}, 1000);

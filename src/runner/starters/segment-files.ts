@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { INDEX_ENTRY, segmentFile } from '../protocol/log-slices.js';
-import type { SegmentSpan } from './spawner.js';
+import { INDEX_ENTRY, segmentFile } from '../../protocol/log-slices.js';
+import type { SegmentSpan } from './starter.js';
 
 /** The open segments of one (prefix, slot): its two outputs, its index, and the next entry's number. */
 interface Open {
@@ -14,7 +14,7 @@ interface Open {
 const MAX_OPEN = 64;
 
 /**
- * Slot segments for Node's executor, as the fork servers keep them (src/protocol/log-slices.ts): opened once per
+ * Slot segments for Node's process starter, as the fork servers keep them (src/protocol/log-slices.ts): opened once per
  * (prefix, slot) with O_APPEND, sizes taken before a task starts and after it is reaped, its ends written into
  * the index before the slot's next task starts.
  */

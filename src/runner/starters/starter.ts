@@ -1,10 +1,10 @@
-import type { Slot } from './slots.js';
+import type { Slot } from '../slots.js';
 
 /**
- * Executors start task processes in slots. The runner submits tasks ahead of free slots; the executor starts
+ * Process starters start task processes in slots. The runner submits tasks ahead of free slots; the starter starts
  * each, in submission order, the moment a slot is free, so no round trip through the runner sits between one
- * task's end and the next one's start. Implementations: a fork server in Python or Perl (forkserver.ts), and
- * Node's spawn (node-executor.ts).
+ * task's end and the next one's start. Implementations: a fork server in Python or Perl (fork-server.ts), and
+ * Node's spawn (node-spawn.ts).
  */
 
 /** What it takes to start one task process. */
@@ -36,11 +36,13 @@ export interface SegmentSpan {
 export interface ProcessExit {
   exitCode: number | null;
   signal: number | null;
-  /** When it ended (Unix seconds), as seen by the executor; the runner's clock when absent. */
+  /** When it ended (Unix seconds), as seen by the starter; the runner's clock when absent. */
   at?: number;
   /** The slot of a task that could not be started (its `started` is null): it ends 126 or 127 there. */
   slot?: number;
-  /** The executor's process server died while the task ran: the runner stopped it (SERVER_LOST), its status is unknown. */
+  /** When the starter tried to start a task that could not be started, on the clock of `at`. */
+  triedAt?: number;
+  /** The starter's process server died while the task ran: the runner stopped it (SERVER_LOST), its status is unknown. */
   serverLost?: true;
   /** Output in segments: where it went, ends included (absent when the server died). */
   segment?: SegmentSpan;
@@ -65,21 +67,21 @@ export interface Execution {
 
 /**
  * Starts submitted tasks in free slots. When a task's process ends, what it left in its process group is
- * killed. Whatever ends the runner (SIGKILL of its whole process group included), the executor's tasks do
+ * killed. Whatever ends the runner (SIGKILL of its whole process group included), the starter's tasks do
  * not outlive it: they are stopped (SIGTERM, SIGKILL after the grace) by a process in another session.
  */
-export interface Executor {
+export interface ProcessStarter {
   submit(req: TaskRequest): Execution;
   /** Withdraw a submitted task that has not started; false if it already started. */
   withdraw(e: Execution): void;
   /**
-   * Send `signal` to a started task's process group, unless it has ended: only the executor knows when a
+   * Send `signal` to a started task's process group, unless it has ended: only the starter knows when a
    * task's pid is reaped and may be given to another process.
    */
   signal(e: Execution, signal: NodeJS.Signals): void;
   /** Stop at once: SIGKILL every running task's group and withdraw every task not started. */
   abort(): void;
-  /** No more submissions: release the executor once its tasks have ended. */
+  /** No more submissions: release the starter once its tasks have ended. */
   close(): void;
 }
 

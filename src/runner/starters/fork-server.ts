@@ -1,17 +1,17 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import os from 'node:os';
-import { isSameProcess } from '../util/proc.js';
-import { programText } from './programs.js';
-import type { Slot } from './slots.js';
+import { isSameProcess } from '../../util/proc.js';
+import { programText } from '../programs.js';
+import type { Slot } from '../slots.js';
 import {
   type Execution,
-  type Executor,
   type ProcessExit,
   type ProcessStart,
+  type ProcessStarter,
   type SegmentSpan,
   slotEnv,
   type TaskRequest,
-} from './spawner.js';
+} from './starter.js';
 
 /** True when a Perl interpreter is on PATH (it is on every Debian/Ubuntu; most clusters have one). */
 export function perlAvailable(): boolean {
@@ -58,7 +58,7 @@ interface Pending {
  * programs/spawn-server.py) or the Perl one (fork, programs/fork-server.pl); both speak the protocol that
  * fork-server.pl describes. Their text comes from the bundle (programs.ts): nothing is read from disk.
  */
-export class ForkServer implements Executor {
+export class ForkServerStarter implements ProcessStarter {
   private readonly child: ChildProcess;
   private readonly pending = new Map<number, Pending>();
   private readonly ids = new WeakMap<Execution, number>();
@@ -211,7 +211,9 @@ export class ForkServer implements Executor {
           p.at = stamp(c).at ?? Date.now() / 1000;
           p.resolveStarted({ pid: p.pid, slot: Number(b), ...stamp(c), ...segmentOf(span) });
         } else {
+          // It could not be started: the server's time of the try is the attempt's start, on its clock.
           p.slot = Number(b);
+          p.at = stamp(c).at;
           p.resolveStarted(null);
         }
       } else if (kind === 'E') {
@@ -225,6 +227,7 @@ export class ForkServer implements Executor {
           ...stamp(b),
           ...segmentOf(c === undefined ? [] : [c, ...span]),
           ...(p.slot !== undefined ? { slot: p.slot } : {}),
+          ...(p.pid === undefined && p.at !== undefined ? { triedAt: p.at } : {}),
         });
       } else if (kind === 'X') {
         this.pending.delete(id);

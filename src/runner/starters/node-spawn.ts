@@ -1,21 +1,22 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { segmentFile } from '../protocol/log-slices.js';
-import { processStartTime } from '../util/proc.js';
-import { programText } from './programs.js';
+import { segmentFile } from '../../protocol/log-slices.js';
+import { processStartTime } from '../../util/proc.js';
+import { programText } from '../programs.js';
+import type { Slot } from '../slots.js';
 import { SegmentFiles } from './segment-files.js';
-import type { Slot } from './slots.js';
 import {
   type Execution,
-  type Executor,
   type ProcessExit,
   type ProcessStart,
+  type ProcessStarter,
   type SegmentSpan,
   signalGroup,
   slotEnv,
   type TaskRequest,
-} from './spawner.js';
+} from './starter.js';
+import { StreamTap } from './stream-tap.js';
 
 interface Queued {
   req: TaskRequest;
@@ -54,10 +55,10 @@ class Guard {
 
 /**
  * Node's spawn: each task in its own process group (so a stop reaches everything it started) with stdout and
- * stderr going straight to its log files. A program that cannot be executed ends as in a shell: exit 127 with
+ * stderr going straight to its log files, or in segments through pipes of its own (StreamTap). A program that cannot be executed ends as in a shell: exit 127 with
  * the reason in its stderr log. Used when neither Python nor Perl is there (or DROVER_SPAWNER=node).
  */
-export class NodeExecutor implements Executor {
+export class NodeSpawnStarter implements ProcessStarter {
   private readonly queue: Queued[] = [];
   private readonly free: Slot[];
   private readonly running = new Map<Execution, ChildProcess>();
@@ -175,19 +176,41 @@ export class NodeExecutor implements Executor {
       const full = this.segments.end(req.logs.segments, slot.index, span);
       return full ? { segment: full } : {};
     };
+    const done = (v: ProcessExit) => {
+      this.free.push(slot);
+      q.resolveExit(v);
+      this.pump();
+    };
+    // Appended by name (a segment is opened for appending too): its slot starts nothing before this ends.
+    const cannotExecute = (e: NodeJS.ErrnoException) => {
+      fs.appendFileSync(logs.errFile, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
+      q.resolveStarted(null);
+      done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
+    };
     try {
-      const child = spawn(req.argv[0]!, req.argv.slice(1), {
-        cwd: req.cwd,
-        env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
-        stdio: ['ignore', logs.out, logs.err],
-        detached: true,
-      });
-      const done = (v: ProcessExit) => {
-        this.free.push(slot);
-        q.resolveExit(v);
-        this.pump();
-      };
+      let child: ReturnType<typeof spawn>;
+      try {
+        child = spawn(req.argv[0]!, req.argv.slice(1), {
+          cwd: req.cwd,
+          env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
+          // In segments, pipes of its own, cut when it ends (StreamTap); else its own log files.
+          stdio: ['ignore', span ? 'pipe' : logs.out, span ? 'pipe' : logs.err],
+          detached: true,
+        });
+      } catch (e) {
+        // Node throws some of exec's refusals (E2BIG: a command line too long) instead of emitting them.
+        queueMicrotask(() => cannotExecute(e as NodeJS.ErrnoException));
+        return;
+      }
       const pid = child.pid;
+      const taps =
+        span && pid !== undefined
+          ? [new StreamTap(child.stdout!, logs.out), new StreamTap(child.stderr!, logs.err)]
+          : [];
+      if (pid === undefined) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
       if (pid !== undefined) {
         this.running.set(q.e, child);
         this.guard.started(pid);
@@ -196,18 +219,14 @@ export class NodeExecutor implements Executor {
           // What it left in its group goes with it. It was reaped in this very callback: for its pid to be
           // another group's already, the kernel's pid counter would have to wrap onto it within microseconds.
           signalGroup(pid, 'SIGKILL');
+          for (const tap of taps) tap.cut(); // before the ends are taken: they are what the attempt wrote
           this.running.delete(q.e);
           this.guard.ended(pid);
           if (this.closed && this.running.size === 0) this.close();
           done({ exitCode, signal: signal === null ? null : os.constants.signals[signal], ...ended() });
         });
       } else {
-        // Appended by name (a segment is opened for appending too): its slot starts nothing before this ends.
-        child.once('error', (e: NodeJS.ErrnoException) => {
-          fs.appendFileSync(logs.errFile, `drover: cannot execute ${req.argv[0]}: ${e.code ?? e.message}\n`);
-          q.resolveStarted(null);
-          done({ exitCode: e.code === 'ENOENT' ? 127 : 126, signal: null, slot: slot.index, ...ended() });
-        });
+        child.once('error', cannotExecute);
       }
     } finally {
       // The task has its own copies; a slot's segments stay open for its next task.

@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+// drover's test runner: every compiled test file (dist/test/**/*.test.js) as a `node --test` process of its own,
+// several at once, then the files that must run alone, one at a time. Usage (after npm run build):
+//   node scripts/test.mjs [--jobs N] [--unit] [--timings] [PATTERN...]
+//   --jobs N    files run at once in the first part (default: 2 per core, at least 2)
+//   --unit      only the unit tests: pure code, no process of drover started (test:unit)
+//   --timings   print every file's time, slowest first
+//   --list      print the files that would run, and which run alone and why; run nothing
+//   PATTERN     only files whose path contains it (e.g. runner/ or conformance/local)
+// A file runs alone when it drives the real clusters (they are one shared queue), drives a browser, or holds a
+// bound on how fast something answers (a loaded machine would make that bound lie); see ALONE and alone().
+// Prints each failing file's output whole, a summary of counts, and exits 1 when any file failed.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist', 'test');
+
+/** Test files that drive the real clusters (one queue shared by all), by the start of their path under test/. */
+const CLUSTERS = [
+  'backends/slurm/cluster.test',
+  'backends/gridengine/gridengine.test',
+  'backends/gridengine/old-launches.test',
+  'backends/gridengine/one-qsub.test',
+  'conformance/slurm.test',
+  'conformance/gridengine.test',
+  'fakes/fidelity.test',
+  'python/client.test',
+];
+/** Test files that run alone for another reason, with the reason. */
+const ALONE = {
+  'web/dashboard.test.ts': 'a real browser, and counts of the requests a page makes in a time window',
+  'controller/adversarial-files.test.ts': 'every answer within a second',
+  'runner/conformance.test.ts': 'its "under load" part keeps both cores busy on purpose',
+};
+/** Folders and files of pure code: no drover process, no child process, milliseconds each. */
+const UNIT = [
+  'tasklist/',
+  'util/',
+  'launch/',
+  'sweep/expand',
+  'sweep/grammar',
+  'sweep/parse',
+  'runner/backoff',
+  'runner/slots',
+  'runner/command',
+  'runner/end-states',
+  'controller/dispatch',
+  'controller/report-check',
+  'backends/cluster-plan',
+  'backends/slurm/parse',
+  'backends/slurm/verdict',
+  'backends/slurm/cancel-targets',
+  'backends/slurm/sbatch-args',
+  'backends/gridengine/parse',
+  'backends/gridengine/classify',
+  'backends/gridengine/plan',
+  'backends/gridengine/options',
+  'lint/',
+];
+
+function usage(code, why) {
+  if (why) process.stderr.write(`test: ${why}\n`);
+  process.stderr.write(
+    'usage: node scripts/test.mjs [--jobs N] [--unit] [--timings] [--list] [PATTERN...]\n',
+  );
+  process.exit(code);
+}
+
+const args = process.argv.slice(2);
+let jobs = Math.max(2, 2 * os.availableParallelism());
+let unit = false;
+let timings = false;
+let list = false;
+const patterns = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  if (a === '--jobs') {
+    const n = args[++i];
+    if (!/^[1-9]\d{0,2}$/.test(n ?? ''))
+      usage(2, `--jobs '${n ?? ''}' is not a number from 1 to 999: give e.g. --jobs 4`);
+    jobs = Number(n);
+  } else if (a === '--unit') unit = true;
+  else if (a === '--timings') timings = true;
+  else if (a === '--list') list = true;
+  else if (a === '-h' || a === '--help') usage(0);
+  else if (a.startsWith('-')) usage(2, `unknown option '${a}'`);
+  else patterns.push(a);
+}
+
+function walk(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? walk(p) : [p];
+  });
+}
+
+/** The test's path under test/, as its source names it (runner/x.test.ts). */
+const nameOf = (js) => path.relative(dist, js).replace(/\.js$/, '.ts');
+
+/** Why a file runs alone, or undefined. */
+function alone(name) {
+  if (ALONE[name]) return ALONE[name];
+  if (CLUSTERS.some((c) => name.startsWith(c))) return 'the real clusters';
+  return undefined;
+}
+
+let files = walk(dist).filter((f) => f.endsWith('.test.js'));
+if (files.length === 0) usage(2, 'no compiled tests under dist/test: run npm run build first');
+if (unit) files = files.filter((f) => UNIT.some((u) => nameOf(f).startsWith(u)));
+if (patterns.length > 0) files = files.filter((f) => patterns.some((p) => nameOf(f).includes(p)));
+if (files.length === 0) usage(2, `no test file matches ${patterns.map((p) => `'${p}'`).join(', ')}`);
+
+/** Run one file; resolves with its counts, time and output. */
+function runFile(js) {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', js], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      out += d;
+    });
+    child.on('close', (code, signal) => {
+      const count = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(out)?.[1] ?? 0);
+      resolve({
+        name: nameOf(js),
+        ok: code === 0,
+        why: code === 0 ? '' : signal ? `killed by ${signal}` : `exit ${code}`,
+        seconds: (Date.now() - t0) / 1000,
+        tests: count('tests'),
+        pass: count('pass'),
+        fail: count('fail'),
+        skipped: count('skipped'),
+        todo: count('todo'),
+        cancelled: count('cancelled'),
+        out,
+      });
+    });
+  });
+}
+
+const results = [];
+function report(r) {
+  results.push(r);
+  const mark = r.ok ? 'ok  ' : 'FAIL';
+  process.stdout.write(`${mark} ${r.name} (${r.pass}/${r.tests}, ${r.seconds.toFixed(1)} s)\n`);
+  if (!r.ok) process.stdout.write(`---- ${r.name}: ${r.why}\n${r.out}\n---- end of ${r.name}\n`);
+}
+
+/** Run `list` with at most `n` files at once, longest-looking first (folders known to be slow ahead). */
+async function pool(list, n) {
+  const queue = [...list];
+  const worker = async () => {
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) report(await runFile(f));
+  };
+  await Promise.all(Array.from({ length: Math.min(n, queue.length) }, worker));
+}
+
+const SLOW_FIRST = [
+  'conformance/',
+  'pool/',
+  'cli/',
+  'runner/',
+  'controller/',
+  'backends/',
+  'python/',
+  'package/',
+];
+const rank = (f) => {
+  const i = SLOW_FIRST.findIndex((p) => nameOf(f).startsWith(p));
+  return i < 0 ? SLOW_FIRST.length : i;
+};
+files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+const together = files.filter((f) => !alone(nameOf(f)));
+const apart = files.filter((f) => alone(nameOf(f)));
+if (list) {
+  for (const f of together) process.stdout.write(`${nameOf(f)}\n`);
+  for (const f of apart) process.stdout.write(`${nameOf(f)}  (alone: ${alone(nameOf(f))})\n`);
+  process.exit(0);
+}
+
+const t0 = Date.now();
+process.stdout.write(`test: ${together.length} files, ${jobs} at a time; then ${apart.length} alone\n`);
+await pool(together, jobs);
+for (const f of apart) {
+  process.stdout.write(`test: alone (${alone(nameOf(f))}): ${nameOf(f)}\n`);
+  await pool([f], 1);
+}
+const sum = (k) => results.reduce((a, r) => a + r[k], 0);
+const failed = results.filter((r) => !r.ok);
+if (timings) {
+  process.stdout.write('\ntimes, slowest first:\n');
+  for (const r of [...results].sort((a, b) => b.seconds - a.seconds))
+    process.stdout.write(`${r.seconds.toFixed(1).padStart(7)} s  ${r.name}\n`);
+}
+const wall = ((Date.now() - t0) / 1000).toFixed(0);
+process.stdout.write(
+  `\n# files ${results.length}\n# tests ${sum('tests')}\n# pass ${sum('pass')}\n# fail ${sum('fail')}\n` +
+    `# skipped ${sum('skipped')}\n# todo ${sum('todo')}\n# cancelled ${sum('cancelled')}\n# wall ${wall} s\n`,
+);
+if (failed.length > 0) {
+  process.stdout.write(`test: ${failed.length} file(s) failed: ${failed.map((r) => r.name).join(', ')}\n`);
+  process.exit(1);
+}
