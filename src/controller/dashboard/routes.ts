@@ -20,7 +20,7 @@ import type { JobRow } from '../../ledger/jobs.js';
 import { jobLaunches } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { goneWorkers, liveWorkerRows } from '../../ledger/pool-workers.js';
-import { listPoolRows } from '../../ledger/pools.js';
+import { findPool, listPoolRows } from '../../ledger/pools.js';
 import { jobCounts, launchCounts, launchTimes } from '../../ledger/queries.js';
 import { placeOf } from '../../protocol/log-slices.js';
 import { API_PREFIX } from '../../protocol/messages.js';
@@ -256,8 +256,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
         }
         // No controller here (drover ui): what the ledger last knew of the workers.
         const live = liveWorkerRows(ledger).filter((w) => w.pool === p.name);
-        const created =
-          (ledger.stmt('SELECT created_at FROM pools WHERE name = ?').pluck().get(p.name) as number) ?? 0;
+        const created = findPool(ledger, p.name)?.created_at ?? 0;
         const gone = goneWorkers(ledger, p.name, created);
         return {
           name: p.name,
