@@ -84,6 +84,7 @@ function allCut(ends: SlowEnd[], what: string): void {
 export const slowClients: Scenario = {
   name: 'slow clients, with no token or with a user token, hold no worker back: every task succeeds, none lost',
   notFor: (b) => (b.pool || b.scheduler ? undefined : `${b.name} has no pool`),
+  alone: "a user's request answers within a second",
   timeoutMs: (b) => (b.scheduler && !b.scheduler.fake ? 400_000 : 240_000),
   async run(b, site, t) {
     const pool = await poolOf(b, site);
