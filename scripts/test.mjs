@@ -33,6 +33,8 @@ const CLUSTERS = [
 /** Test files that run alone for another reason, with the reason. */
 const ALONE = {
   'web/dashboard.test.ts': 'a real browser, and counts of the requests a page makes in a time window',
+  'web/session-scope.test.ts': 'a real browser',
+  'controller/adversarial.test.ts': 'slow clients: answers within a second, and each cut at its deadline',
   'controller/adversarial-files.test.ts': 'every answer within a second',
   'runner/conformance.test.ts': 'its "under load" part keeps both cores busy on purpose',
 };
@@ -106,6 +108,8 @@ const nameOf = (js) => path.relative(dist, js).replace(/\.js$/, '.ts');
 function alone(name) {
   if (ALONE[name]) return ALONE[name];
   if (CLUSTERS.some((c) => name.startsWith(c))) return 'the real clusters';
+  if (/^conformance\/.*-alone\.test\.ts$/.test(name))
+    return 'conformance scenarios that bound how fast answers come';
   return undefined;
 }
 

@@ -40,11 +40,48 @@ class ApiError extends Error {
   }
 }
 
+// The session's page key (docs/dashboard.md): the server checks it with the session cookie on every request.
+// The page keeps it in this origin's storage (the origin includes the port: no other service on this host
+// reads it), or in memory where the browser keeps no storage.
+const KEY_STORE = 'drover-page-key';
+let keyInMemory: string | undefined;
+
+function pageKey(): string | undefined {
+  try {
+    return localStorage.getItem(KEY_STORE) ?? undefined;
+  } catch {
+    return keyInMemory;
+  }
+}
+
+/** Keep the page key of a new session, or forget it (undefined). */
+function keepKey(key: string | undefined): void {
+  keyInMemory = key;
+  try {
+    if (key === undefined) localStorage.removeItem(KEY_STORE);
+    else localStorage.setItem(KEY_STORE, key);
+  } catch {
+    // no storage: kept in memory
+  }
+}
+
+// A one-time login link's redirect brings the key in the fragment (sent to no server): keep it, and take it out
+// of the address and the history.
+{
+  const given = /^#page_key=([\w-]+)$/.exec(location.hash)?.[1];
+  if (given !== undefined) {
+    keepKey(given);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+}
+
 async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const key = pageKey();
   const res = await fetch(API + path, {
     method: init.method ?? 'GET',
     credentials: 'same-origin',
     headers: {
+      ...(key !== undefined ? { 'x-drover-page-key': key } : {}),
       ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...(init.method && init.method !== 'GET' ? { 'x-drover-dashboard': '1' } : {}),
     },
@@ -148,7 +185,9 @@ async function safeRedraw(): Promise<void> {
  */
 function listen(job?: string): void {
   events?.close();
-  const source = new EventSource(`${API}/events${job ? `?job=${enc(job)}` : ''}`);
+  // An EventSource sends no headers of ours: its route takes the page key as a query parameter.
+  const query = new URLSearchParams({ ...(job ? { job } : {}), page_key: pageKey() ?? '' });
+  const source = new EventSource(`${API}/events?${query}`);
   events = source;
   let drawn = false;
   const onEvent = () => {
@@ -169,6 +208,7 @@ function listen(job?: string): void {
 
 function showError(err: unknown): void {
   if (err instanceof ApiError && err.status === 401) {
+    keepKey(undefined);
     showLogin();
     return;
   }
@@ -205,8 +245,11 @@ function showLogin(message?: string): void {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    api('/login', { method: 'POST', body: { token: input.value } })
-      .then(() => route())
+    api<{ page_key: string }>('/login', { method: 'POST', body: { token: input.value } })
+      .then((a) => {
+        keepKey(a.page_key);
+        return route();
+      })
       .catch((err: unknown) => {
         note.textContent = err instanceof Error ? err.message : String(err);
       });
@@ -247,6 +290,7 @@ async function route(): Promise<void> {
 
 logout.addEventListener('click', () => {
   void api('/logout', { method: 'POST' }).finally(() => {
+    keepKey(undefined);
     me = undefined;
     showLogin('Logged out.');
   });

@@ -3,9 +3,9 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 /**
- * What request bodies may cost the controller. Each body is at most MAX_BODY_BYTES; at most `slots` bodies are
- * read and parsed at once, whoever sends them (others wait, unread, in the kernel's socket buffers): so the
- * memory that bodies take is bounded however many workers or connections send at the same time.
+ * At most `slots` bodies read and parsed at once (others wait, unread, in the kernel's socket buffers): with a
+ * limit on each body, the memory that bodies take is bounded however many clients send at the same time.
+ * body-budgets.ts gives each kind of sender a gate of its own.
  */
 export class BodyGate {
   private busy = 0;
@@ -57,12 +57,15 @@ export function hasBody(req: IncomingMessage): boolean {
   return (len !== undefined && len !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
+/** The longest a refused request's body is read and thrown away (see drainBody). */
+export const DRAIN_MS = 10_000;
+
 /**
  * Read the rest of a refused request's body and throw it away (up to `maxBytes`, for at most `maxMs`), then
  * resolve. Answering before the client has sent its body and closing the connection makes the kernel reset it,
  * and the client sees EPIPE instead of the answer; drained, it reads the 413 (or 400) it was sent.
  */
-export function drainBody(req: IncomingMessage, maxBytes = 256 << 20, maxMs = 10_000): Promise<void> {
+export function drainBody(req: IncomingMessage, maxBytes = 256 << 20, maxMs = DRAIN_MS): Promise<void> {
   if (req.complete || req.destroyed || req.readableEnded) return Promise.resolve();
   return new Promise((resolve) => {
     let seen = 0;

@@ -3,11 +3,13 @@ import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { ledgerError } from '../ledger/open.js';
 import { API_PREFIX, type AttemptKey, type ErrorBody, MAX_BODY_BYTES } from '../protocol/messages.js';
-import { BodyGate, drainBody, hasBody, reclaim } from './body-limits.js';
-import { SESSION_COOKIE, type Sessions } from './dashboard/sessions.js';
+import { BODY_BUDGETS, BodyDeadlineError, BodyGates, budgetOf, withDeadline } from './body-budgets.js';
+import { drainBody, hasBody, reclaim } from './body-limits.js';
+import { sessionUser } from './dashboard/session-auth.js';
+import type { Sessions } from './dashboard/sessions.js';
 import { HttpError } from './http-error.js';
 import type { LiveWorker } from './live.js';
-import { type TokenRow, tokenById, verifyToken } from './tokens.js';
+import { type TokenRow, verifyToken } from './tokens.js';
 import { describeSchemaError, type SchemaError } from './validation-message.js';
 
 /** Who may call a route. */
@@ -39,39 +41,14 @@ export interface AppState {
   sessions?: Sessions;
 }
 
-/** Methods that change nothing: a request by cookie with any other must also say it comes from the dashboard. */
+/**
+ * Methods that change nothing: a request by cookie with any other must also say it comes from the dashboard.
+ * Fastify reads no body of them either.
+ */
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
 /** The header the dashboard's script sends with every change (a form on another site cannot send it). */
 export const DASHBOARD_HEADER = 'x-drover-dashboard';
-
-/** The user a session cookie stands for, or undefined (no cookie, unknown, expired, or its token revoked). */
-function sessionToken(state: AppState, ledger: Ledger, req: FastifyRequest): TokenRow | undefined {
-  if (!state.sessions) return undefined;
-  const id = req.cookies[SESSION_COOKIE];
-  const session = state.sessions.get(id);
-  if (!session) return undefined;
-  if (session.tokenId === null) {
-    return {
-      id: 'session',
-      hash: '',
-      kind: 'user',
-      pool: null,
-      name: 'dashboard one-time login',
-      created_at: 0,
-      revoked_at: null,
-    };
-  }
-  const row = tokenById(ledger, session.tokenId);
-  if (row?.kind !== 'user') {
-    state.sessions.close(id);
-    return undefined;
-  }
-  return row;
-}
-
-/** Bodies read and parsed at once (see BodyGate). */
-const BODY_SLOTS = 1;
 
 const STATUS: Record<string, number> = {
   usage: 400,
@@ -93,9 +70,9 @@ function send(
 }
 
 /**
- * The Fastify app: JSON only, bodies limited (MAX_BODY_BYTES, BODY_SLOTS at once) and validated, every request
- * authenticated by a bearer token whose kind matches the route's audience (`config.audience`), errors as
- * `{error: {code, message}}`.
+ * The Fastify app: JSON only, every request authenticated (by a bearer token whose kind matches the route's
+ * audience, `config.audience`, or a dashboard session) before any of its body is read, bodies read within the
+ * budgets of body-budgets.ts and validated, errors as `{error: {code, message}}`.
  */
 export async function makeApp(state: AppState, logger: object): Promise<FastifyInstance> {
   // Loaded when the server starts: the bundle keeps the framework (~1.5 MB) in a chunk of its own, out of every
@@ -117,7 +94,13 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, discriminator: true },
     },
   });
-  const gate = new BodyGate(BODY_SLOTS);
+  const gates = new BodyGates();
+  // A route answered without a token reads at most the public budget's bytes, whatever it asked for.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.public) {
+      route.bodyLimit = Math.min(route.bodyLimit ?? MAX_BODY_BYTES, BODY_BUDGETS.public.bytes);
+    }
+  });
   // The dashboard's session cookie: the plugin's onRequest hook (registered before ours, so it runs first) parses
   // the Cookie header into req.cookies, which sessionToken and the logout route read; reply.setCookie sets it.
   const { default: cookie } = await import('@fastify/cookie');
@@ -132,12 +115,12 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     const auth = req.headers.authorization;
     let token: TokenRow | undefined;
     if (auth === undefined && state.sessions) {
-      token = sessionToken(state, ledger, req);
+      token = sessionUser(state.sessions, ledger, req);
       if (!token) {
         throw new HttpError(
           401,
           'unauthorized',
-          'log in to the dashboard first (a session cookie), or send Authorization: Bearer <token>',
+          'log in to the dashboard first (a session cookie and its page key), or send Authorization: Bearer <token>',
         );
       }
       if (!SAFE_METHODS.has(req.method) && req.headers[DASHBOARD_HEADER] !== '1') {
@@ -166,7 +149,13 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
   });
 
   app.addHook('preParsing', async (req, reply, payload) => {
-    if (!hasBody(req.raw)) return payload;
+    if (SAFE_METHODS.has(req.method) || !hasBody(req.raw)) return payload;
+    const { bodyLimit, config } = req.routeOptions;
+    // Announced bigger than the route takes: refused by the parser before a byte is read (413).
+    if (Number(req.headers['content-length']) > bodyLimit) return payload;
+    const { gate, budget } = gates.of(
+      budgetOf({ public: config.public === true, bodyLimit, token: req.token }),
+    );
     // A client may go while its body waits for a slot: it leaves the queue (see BodyGate.acquire); one that goes
     // later gives its slot back at once.
     const gone = new AbortController();
@@ -175,9 +164,12 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
       req.releaseBody?.();
     });
     req.releaseBody = await gate.acquire(gone.signal);
-    if (gone.signal.aborted) req.releaseBody();
+    if (gone.signal.aborted) {
+      req.releaseBody();
+      return payload;
+    }
     req.parsedBytes = -req.raw.socket.bytesRead;
-    return payload;
+    return withDeadline(payload, budget);
   });
   // The body is parsed and validated: its slot is free for the next one.
   app.addHook('preHandler', async (req) => {
@@ -197,6 +189,8 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
 
   app.setErrorHandler(async (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     req.releaseBody?.();
+    // Its client is too slow: the rest of its body is not waited for, and its connection goes with the answer.
+    if (err instanceof BodyDeadlineError) reply.header('connection', 'close');
     if (err instanceof HttpError) return send(reply, err.status, err.code, err.message, err.refused);
     if (err instanceof DroverError) return send(reply, STATUS[err.code] ?? 500, err.code, err.message);
     // The ledger went bad under a running server (damaged, disk failing): a 500 naming the file and the remedy,
@@ -220,12 +214,9 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       // Read what the client is still sending: then it can read this answer (see drainBody).
       await drainBody(req.raw);
-      return send(
-        reply,
-        413,
-        'too-large',
-        `the request body is too large: at most ${MAX_BODY_BYTES} bytes (${MAX_BODY_BYTES >> 20} MiB)`,
-      );
+      const limit = req.routeOptions.bodyLimit;
+      const size = limit >= 1 << 20 ? `${limit >> 20} MiB` : `${limit >> 10} KiB`;
+      return send(reply, 413, 'too-large', `the request body is too large: at most ${limit} bytes (${size})`);
     }
     if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
       await drainBody(req.raw);

@@ -57,24 +57,24 @@ test('results of every file type are null with a warning; the dashboard answers'
   assert.equal(table.code, 0, table.stderr);
 
   const { base, link } = await startUi(t, cwd);
-  const cookie = await loginByLink(link);
+  const session = await loginByLink(link);
   const pages = Promise.all([
-    fetch(`${base}/v1/ui/jobs/f/tasks`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) }),
+    fetch(`${base}/v1/ui/jobs/f/tasks`, { headers: session, signal: AbortSignal.timeout(10_000) }),
     ...kinds.map((_, i) =>
       fetch(`${base}/v1/ui/jobs/f/tasks/${i + 1}`, {
-        headers: { cookie },
+        headers: session,
         signal: AbortSignal.timeout(10_000),
       }),
     ),
   ]);
   const health = await fetch(`${base}/v1/ui/me`, {
-    headers: { cookie },
+    headers: session,
     signal: AbortSignal.timeout(10_000),
   });
   assert.equal(health.status, 200);
   for (const page of await pages) assert.equal(page.status, 200, page.url);
   assert.equal(
-    (await fetch(`${base}/v1/ui/me`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) })).status,
+    (await fetch(`${base}/v1/ui/me`, { headers: session, signal: AbortSignal.timeout(10_000) })).status,
     200,
   );
 });

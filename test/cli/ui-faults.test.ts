@@ -54,11 +54,11 @@ test('drover ui whose ledger is damaged while it runs: a 500 naming the file, th
   const cwd = tempWorkspace(t);
   const ledger = await folder(cwd);
   const { base, link, proc } = await startUi(t, cwd);
-  const cookie = await loginByLink(link);
-  assert.equal((await fetch(`${base}/v1/ui/jobs/j`, { headers: { cookie } })).status, 200);
+  const session = await loginByLink(link);
+  assert.equal((await fetch(`${base}/v1/ui/jobs/j`, { headers: session })).status, 200);
   // Overwritten in place (the server's open file), as a bad disk or a stray `cp` would.
   fs.writeFileSync(ledger, 'not a database at all\n'.repeat(5000));
-  const res = await fetch(`${base}/v1/ui/jobs/j`, { headers: { cookie } });
+  const res = await fetch(`${base}/v1/ui/jobs/j`, { headers: session });
   const body = (await res.json()) as { error: { code: string; message: string } };
   assert.equal(res.status, 500, JSON.stringify(body));
   assert.equal(body.error.code, 'corrupt');
@@ -80,9 +80,9 @@ test('drover ui on a full disk: the pages answer from the ledger as last written
   await launchLeftUningested(cwd, 'late');
   fillDisk(cwd);
   const { base, link, proc, stderr } = await startUi(t, cwd);
-  const cookie = await loginByLink(link);
+  const session = await loginByLink(link);
   for (let i = 0; i < 2; i++) {
-    const res = await fetch(`${base}/v1/ui/jobs`, { headers: { cookie } });
+    const res = await fetch(`${base}/v1/ui/jobs`, { headers: session });
     assert.equal(res.status, 200);
     const { jobs } = (await res.json()) as { jobs: { name: string; counts: Record<string, number> }[] };
     const byName = new Map(jobs.map((j) => [j.name, j.counts]));
@@ -103,8 +103,8 @@ test('kill -9 of drover ui with an event stream open: the client sees the stream
   const cwd = tempWorkspace(t);
   await folder(cwd);
   const { base, link, proc } = await startUi(t, cwd);
-  const cookie = await loginByLink(link);
-  const req = http.get(`${base}/v1/ui/events?job=j`, { headers: { cookie } });
+  const session = await loginByLink(link);
+  const req = http.get(`${base}/v1/ui/events?job=j`, { headers: session });
   t.after(() => {
     req.destroy();
   });

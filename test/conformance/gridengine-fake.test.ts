@@ -1,4 +1,4 @@
 import { gridengineFake } from './backends.js';
 import { runConformance } from './run.js';
 
-runConformance(gridengineFake);
+runConformance(gridengineFake, 'shared');

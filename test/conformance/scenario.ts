@@ -8,6 +8,12 @@ export interface Scenario {
   notFor?(b: BackendUnderTest): string | undefined;
   /** A known bug of drover on a backend: the scenario runs, marked todo with this text. */
   bug?(b: BackendUnderTest): string | undefined;
+  /**
+   * Why it must not share the machine with other test files (it bounds how fast something answers, and a loaded
+   * machine would make the bound lie): on backends that also run in shared files it runs from NAME-alone.test.ts,
+   * which scripts/test.mjs runs alone.
+   */
+  alone?: string;
   /** Its time limit on a backend. */
   timeoutMs(b: BackendUnderTest): number;
   run(b: BackendUnderTest, site: Site, t: TestContext): Promise<void>;

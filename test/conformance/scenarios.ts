@@ -12,6 +12,7 @@ import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refu
 import { bestOfSweep } from './scenarios/results.js';
 import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
+import { slowClients } from './scenarios/slow-clients.js';
 import { watch } from './scenarios/watch.js';
 
 /**
@@ -47,4 +48,5 @@ export const SCENARIOS: Scenario[] = [
   bestOfSweep,
   schedulerCalls,
   watch,
+  slowClients,
 ];

@@ -1,4 +1,4 @@
 import { slurmFake } from './backends.js';
 import { runConformance } from './run.js';
 
-runConformance(slurmFake);
+runConformance(slurmFake, 'shared');

@@ -4,15 +4,15 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runDrover } from '../helpers/drover.js';
-import { loginByLink, startUi } from '../helpers/ui.js';
+import { loginByLink, loginByToken, startUi } from '../helpers/ui.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 import { poolWorkspace } from '../pool/helpers.js';
 
 /**
  * The dashboard's HTTP side, against a real `drover ui` and a real `drover server`: who may see what (no token,
- * a worker token, a used or made-up login link, a revoked token, a cookie without the dashboard's header), and
- * what a careless or hostile client sends in the query strings and bodies — each a 4xx naming the bad value, the
- * server still answering after.
+ * a worker token, a used or made-up login link, a revoked token, a cookie without its page key or without the
+ * dashboard's header), and what a careless or hostile client sends in the query strings and bodies — each a 4xx
+ * naming the bad value, the server still answering after.
  */
 
 async function job(cwd: string): Promise<void> {
@@ -64,19 +64,38 @@ test('drover ui: the page is public, the data needs a login; a one-time link wor
     const res = await fetch(base + route);
     assert.equal(res.status, 401, route);
   }
-  const cookie = await loginByLink(link);
+  const session = await loginByLink(link);
   // The link works once.
   assert.equal((await fetch(link, { redirect: 'manual' })).status, 401);
   assert.equal((await fetch(`${base}/login?code=made-up`, { redirect: 'manual' })).status, 401);
+  const name = session.cookie.split('=')[0]!;
+  const key = session['x-drover-page-key'];
+  // A session needs its cookie and its page key: a made-up cookie, the cookie alone (as every service on this
+  // host receives it), with a key not its own, or the key alone, are refused.
+  const refused: Record<string, string>[] = [
+    { cookie: `${name}=made-up`, 'x-drover-page-key': key },
+    { cookie: session.cookie },
+    { cookie: session.cookie, 'x-drover-page-key': `${key.slice(1)}x` },
+    { cookie: session.cookie, 'x-drover-page-key': '' },
+    { 'x-drover-page-key': key },
+  ];
+  for (const headers of refused) {
+    const res = await fetch(`${base}/v1/ui/jobs`, { headers });
+    assert.equal(res.status, 401, JSON.stringify(headers));
+  }
+  // Only the event stream takes the key as a query parameter (an EventSource cannot send headers).
   assert.equal(
-    (await fetch(`${base}/v1/ui/jobs`, { headers: { cookie: 'drover_session=made-up' } })).status,
+    (await fetch(`${base}/v1/ui/jobs?page_key=${key}`, { headers: { cookie: session.cookie } })).status,
     401,
   );
-  const me = (await (await fetch(`${base}/v1/ui/me`, { headers: { cookie } })).json()) as {
+  const stream = await fetch(`${base}/v1/ui/events?page_key=${key}`, { headers: { cookie: session.cookie } });
+  assert.equal(stream.status, 200);
+  await stream.body?.cancel();
+  const me = (await (await fetch(`${base}/v1/ui/me`, { headers: session })).json()) as {
     read_only: boolean;
   };
   assert.equal(me.read_only, true);
-  const jobs = (await (await fetch(`${base}/v1/ui/jobs`, { headers: { cookie } })).json()) as {
+  const jobs = (await (await fetch(`${base}/v1/ui/jobs`, { headers: session })).json()) as {
     jobs: { name: string; counts: Record<string, number> }[];
   };
   assert.equal(jobs.jobs[0]?.name, 'j');
@@ -86,7 +105,7 @@ test('drover ui: the page is public, the data needs a login; a one-time link wor
   const post = (headers: Record<string, string>) =>
     fetch(`${base}/v1/ui/jobs/j/cancel`, {
       method: 'POST',
-      headers: { cookie, 'content-type': 'application/json', ...headers },
+      headers: { ...session, 'content-type': 'application/json', ...headers },
       body: '{}',
     });
   const noHeader = await post({});
@@ -100,11 +119,15 @@ test('drover ui: the page is public, the data needs a login; a one-time link wor
   assert.match(((await readOnly.json()) as { error: { message: string } }).error.message, /read-only/);
   // Logged out: the cookie is no more.
   assert.equal(
-    (await fetch(`${base}/v1/ui/logout`, { method: 'POST', headers: { cookie, 'x-drover-dashboard': '1' } }))
-      .status,
+    (
+      await fetch(`${base}/v1/ui/logout`, {
+        method: 'POST',
+        headers: { ...session, 'x-drover-dashboard': '1' },
+      })
+    ).status,
     200,
   );
-  assert.equal((await fetch(`${base}/v1/ui/jobs`, { headers: { cookie } })).status, 401);
+  assert.equal((await fetch(`${base}/v1/ui/jobs`, { headers: session })).status, 401);
 });
 
 test('drover ui: bad query values are a 400 naming the value; filters take % and _ literally', {
@@ -113,9 +136,9 @@ test('drover ui: bad query values are a 400 naming the value; filters take % and
   const cwd = tempWorkspace(t);
   await job(cwd);
   const { base, link } = await startUi(t, cwd);
-  const cookie = await loginByLink(link);
+  const session = await loginByLink(link);
   const get = async (route: string) => {
-    const res = await fetch(base + route, { headers: { cookie } });
+    const res = await fetch(base + route, { headers: session });
     return {
       status: res.status,
       body: (await res.json()) as { error?: { message: string }; total?: number; rows?: { id: number }[] },
@@ -177,7 +200,7 @@ test('drover ui: bad query values are a 400 naming the value; filters take % and
     second.body.rows?.map((r) => r.id),
     [2],
   );
-  const task = (await (await fetch(`${base}/v1/ui/jobs/j/tasks/2`, { headers: { cookie } })).json()) as {
+  const task = (await (await fetch(`${base}/v1/ui/jobs/j/tasks/2`, { headers: session })).json()) as {
     stderr: { text: string };
   };
   assert.match(task.stderr.text, /bad 50%_x/);
@@ -220,12 +243,10 @@ test('drover server: the dashboard takes user tokens only; revoking one ends its
   );
   const user = await runDrover(['server', 'token', 'create', '--json'], { cwd });
   const { token, id } = JSON.parse(user.stdout) as { token: string; id: string };
-  const ok = await login(token);
-  assert.equal(ok.status, 200);
-  const cookie = (ok.headers.get('set-cookie') ?? '').split(';')[0]!;
-  assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: { cookie } })).status, 200);
+  const session = await loginByToken(server.url, token);
+  assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: session })).status, 200);
   assert.equal((await runDrover(['server', 'token', 'revoke', id], { cwd })).code, 0);
-  assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: { cookie } })).status, 401);
+  assert.equal((await fetch(`${server.url}/v1/ui/jobs`, { headers: session })).status, 401);
 });
 
 test('drover ui: no folder, a bad port, an address not here, a port in use: one line, exit 2, nothing made', {
@@ -261,17 +282,12 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
 }, async (t) => {
   const { cwd, server } = await poolWorkspace(t);
   await job(cwd);
-  const login = await fetch(`${server.url}/v1/ui/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: server.token }),
-  });
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const session = await loginByToken(server.url, server.token);
   // The failing tasks now succeed: the rerun's outcome shows it ran them, and only them.
   writeScript(cwd, 'w.sh', 'exit 0\n');
   const res = await fetch(`${server.url}/v1/ui/jobs/j/rerun-failed`, {
     method: 'POST',
-    headers: { cookie, 'x-drover-dashboard': '1' },
+    headers: { ...session, 'x-drover-dashboard': '1' },
   });
   const body = (await res.json()) as { tasklist?: string; launch?: string; error?: { message: string } };
   assert.equal(res.status, 200, JSON.stringify(body));
@@ -279,7 +295,7 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   await waitFor(
     'the rerun to end',
     async () => {
-      const s = (await (await fetch(`${server.url}/v1/ui/jobs/j`, { headers: { cookie } })).json()) as {
+      const s = (await (await fetch(`${server.url}/v1/ui/jobs/j`, { headers: session })).json()) as {
         counts: Record<string, number>;
       };
       return s.counts.succeeded === 6;
@@ -301,7 +317,7 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   const cancel = (body: string) =>
     fetch(`${server.url}/v1/ui/jobs/long/cancel`, {
       method: 'POST',
-      headers: { cookie, 'x-drover-dashboard': '1', 'content-type': 'application/json' },
+      headers: { ...session, 'x-drover-dashboard': '1', 'content-type': 'application/json' },
       body,
     });
   const badList = await cancel('{"tasklist": "3-1"}');
@@ -313,7 +329,7 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   await waitFor(
     'both cancelled',
     async () => {
-      const s = (await (await fetch(`${server.url}/v1/ui/jobs/long`, { headers: { cookie } })).json()) as {
+      const s = (await (await fetch(`${server.url}/v1/ui/jobs/long`, { headers: session })).json()) as {
         counts: Record<string, number>;
       };
       return s.counts.cancelled === 2;
@@ -324,7 +340,7 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   // Nothing failed is left to rerun: a rerun now is a 400 with drover's own words.
   const again = await fetch(`${server.url}/v1/ui/jobs/j/rerun-failed`, {
     method: 'POST',
-    headers: { cookie, 'x-drover-dashboard': '1' },
+    headers: { ...session, 'x-drover-dashboard': '1' },
   });
   const msg = (await again.json()) as { launch?: unknown; error?: { message: string } };
   assert.ok(again.status === 400 || msg.launch === null, JSON.stringify(msg));

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /**
  * A real headless Chromium (Debian's, driven by playwright-core: no browser download) for the dashboard's tests.
@@ -18,14 +18,26 @@ export async function startBrowser(t: { after(fn: () => Promise<void>): void }):
   return browser;
 }
 
-/** A page that fails the test on any script error of the dashboard (collected, checked by the caller). */
-export async function newPage(browser: Browser, errors: string[]): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+/** The size of the dashboard tests' pages. */
+const VIEWPORT = { width: 1280, height: 900 };
+
+/** Collect `page`'s script errors and console errors in `errors` (checked by the caller); returns the page. */
+export function watch(page: Page, errors: string[]): Page {
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(`console error: ${m.text()}`);
   });
   return page;
+}
+
+/** A page that fails the test on any script error of the dashboard (collected, checked by the caller). */
+export async function newPage(browser: Browser, errors: string[]): Promise<Page> {
+  return watch(await browser.newPage({ viewport: VIEWPORT }), errors);
+}
+
+/** A browser context: pages that share one cookie jar and storage, as the tabs of one browser do. */
+export function newContext(browser: Browser): Promise<BrowserContext> {
+  return browser.newContext({ viewport: VIEWPORT });
 }
 
 /** What a screenshot holds: its size, how many colours, and the share of pixels unlike its most common one. */

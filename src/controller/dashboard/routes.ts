@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { refresh } from '../../backends/refresh.js';
 import { applyCancel, cancelPlan } from '../../launch/cancel.js';
 import { loadJob } from '../../launch/load-job.js';
@@ -20,7 +20,7 @@ import type { JobRow } from '../../ledger/jobs.js';
 import { jobLaunches } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { goneWorkers, liveWorkerRows } from '../../ledger/pool-workers.js';
-import { listPoolRows } from '../../ledger/pools.js';
+import { findPool, listPoolRows } from '../../ledger/pools.js';
 import { jobCounts, launchCounts, launchTimes } from '../../ledger/queries.js';
 import { placeOf } from '../../protocol/log-slices.js';
 import { API_PREFIX } from '../../protocol/messages.js';
@@ -31,11 +31,10 @@ import type { Controller } from '../controller.js';
 import { HttpError } from '../http-error.js';
 import type { PoolContext } from '../pool-row.js';
 import { poolStatus } from '../pool-status.js';
-import { verifyToken } from '../tokens.js';
 import type { LiveHub } from './live.js';
+import { loginRoutes } from './login-routes.js';
 import { logTail } from './logs.js';
-import { SESSION_COOKIE, SESSION_SECONDS, type Sessions } from './sessions.js';
-import { readWebFile, type WebFile } from './web-files.js';
+import type { Sessions } from './sessions.js';
 
 /** What the dashboard's routes need: the ledger, the logins, the live hub; the controller when one runs. */
 export interface DashboardContext {
@@ -52,40 +51,10 @@ export interface DashboardContext {
 }
 
 const UI = `${API_PREFIX}/ui`;
-const open = { public: true };
 const user = { audience: 'user' as const };
-
-/** What every dashboard answer carries: no caching, no sniffing, no framing, scripts only from here. */
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-};
-
-const TYPES: Record<WebFile, string> = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'app.css': 'text/css; charset=utf-8',
-};
 
 /** Rows a page of the task table may ask for. */
 const MAX_PAGE = 500;
-
-function sendFile(reply: FastifyReply, name: WebFile): FastifyReply {
-  return reply.headers(SECURITY_HEADERS).type(TYPES[name]).send(readWebFile(name));
-}
-
-function setSession(reply: FastifyReply, id: string): void {
-  reply.setCookie(SESSION_COOKIE, id, {
-    httpOnly: true,
-    sameSite: 'strict',
-    path: '/',
-    maxAge: SESSION_SECONDS,
-  });
-}
 
 /** A whole number in [min, max] from a query string, or a 400 naming the value. */
 function intParam(
@@ -143,54 +112,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
   // its tasks and its chart at once, and the hub has often just refreshed to see the change that caused it.
   const read = (jobId: number) => d.live().refresh(jobId);
   const fresh = (ledger: Ledger) => (jobId: number) => refresh(ledger, jobId);
-  for (const name of ['app.js', 'app.css'] as const) {
-    app.get(`/assets/${name}`, { config: open }, async (_req, reply) => sendFile(reply, name));
-  }
-  app.get('/', { config: open }, async (_req, reply) => sendFile(reply, 'index.html'));
-
-  // A one-time link (printed at start) opens a session and goes to the dashboard; the code never works again.
-  app.get<{ Querystring: { code?: string } }>('/login', { config: open }, async (req, reply) => {
-    const code = req.query.code;
-    if (typeof code === 'string' && code.length <= 100 && d.sessions.redeem(code)) {
-      setSession(reply, d.sessions.open(null));
-      return reply.headers(SECURITY_HEADERS).redirect('/', 303);
-    }
-    return reply
-      .code(401)
-      .headers(SECURITY_HEADERS)
-      .type('text/html; charset=utf-8')
-      .send(
-        '<!doctype html><meta charset="utf-8"><title>drover</title><p>This login link was used already or has expired. <a href="/">Log in with a token</a> (drover server token create), or start <code>drover ui</code> again for a new link.</p>',
-      );
-  });
-  app.post<{ Body: { token: string } }>(
-    `${UI}/login`,
-    {
-      config: open,
-      schema: {
-        body: {
-          type: 'object',
-          required: ['token'],
-          properties: { token: { type: 'string', maxLength: 200 } },
-          additionalProperties: false,
-        },
-      },
-    },
-    async (req, reply) => {
-      const token = verifyToken(d.ledger(), req.body.token.trim());
-      if (!token) throw new HttpError(401, 'unauthorized', 'the token is not valid (unknown or revoked)');
-      if (token.kind !== 'user') {
-        throw new HttpError(403, 'forbidden', 'a worker token cannot open the dashboard: use a user token');
-      }
-      setSession(reply, d.sessions.open(token.id));
-      return { ok: true };
-    },
-  );
-  app.post(`${UI}/logout`, { config: user }, async (req, reply) => {
-    d.sessions.close(req.cookies[SESSION_COOKIE]);
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
-    return { ok: true };
-  });
+  loginRoutes(app, d.ledger, d.sessions);
   app.get(`${UI}/me`, { config: user }, async () => ({
     drover: d.version,
     read_only: d.readOnly,
@@ -312,7 +234,8 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     },
   );
 
-  app.get<{ Querystring: { job?: string } }>(`${UI}/events`, { config: user }, async (req, reply) => {
+  const stream = { ...user, pageKeyInQuery: true };
+  app.get<{ Querystring: { job?: string } }>(`${UI}/events`, { config: stream }, async (req, reply) => {
     const ledger = d.ledger();
     // No refresh here: the hub refreshes as it takes the stream's first signature.
     const jobId = req.query.job === undefined ? undefined : jobOf(ledger, req.query.job, () => {}).id;
@@ -333,8 +256,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
         }
         // No controller here (drover ui): what the ledger last knew of the workers.
         const live = liveWorkerRows(ledger).filter((w) => w.pool === p.name);
-        const created =
-          (ledger.stmt('SELECT created_at FROM pools WHERE name = ?').pluck().get(p.name) as number) ?? 0;
+        const created = findPool(ledger, p.name)?.created_at ?? 0;
         const gone = goneWorkers(ledger, p.name, created);
         return {
           name: p.name,

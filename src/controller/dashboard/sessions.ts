@@ -1,14 +1,30 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * The dashboard's logins, in memory (a restart logs everyone out). A browser logs in with a user token (pasted
- * on the login page) or a one-time code (in the URL printed at start); either gives it a session cookie
- * (HttpOnly, SameSite=Strict), so the token itself never sits in the page, its storage or its history.
- * Each session remembers the token it came from: revoking the token ends its sessions at their next request.
+ * on the login page) or a one-time code (in the URL printed at start); either gives it a session: a cookie
+ * (HttpOnly, SameSite=Strict) and a page key. Cookies ignore ports, so every service on the same host receives
+ * the cookie; the page key is handed only to the page (in the login's answer, or the one-time link's redirect
+ * fragment), kept in its per-origin storage (the origin includes the port) and sent as a header with every
+ * request. A session needs both: a cookie replayed from another port, without its key, is refused.
+ * The token itself never sits in the page, its storage or its history. Each session remembers the token it came
+ * from: revoking the token ends its sessions at their next request.
  */
 
-/** The session cookie's name. */
-export const SESSION_COOKIE = 'drover_session';
+/** The header in which the page sends its session's key. */
+export const PAGE_KEY_HEADER = 'x-drover-page-key';
+/** The query parameter that carries it on the one route a page cannot add headers to (its event stream). */
+export const PAGE_KEY_PARAM = 'page_key';
+
+/**
+ * The session cookie's name on the server a request reached, `drover_session_<port>` by the port of its Host
+ * header (the port the browser sees): `drover ui` and `drover server` on one host keep a cookie each, so
+ * logging in to one does not log out of the other.
+ */
+export function sessionCookie(host: string | undefined): string {
+  const port = /:(\d{1,5})$/.exec(host ?? '')?.[1];
+  return port === undefined ? 'drover_session' : `drover_session_${port}`;
+}
 /** A session lasts this long after its login (seconds). */
 export const SESSION_SECONDS = 12 * 3600;
 /** A one-time code works once, and only this long after it was made (seconds). */
@@ -20,6 +36,14 @@ const MAX_SESSIONS = 1000;
 export interface Session {
   tokenId: string | null;
   expires: number;
+  /** Its page key: what the page sends along with the cookie. */
+  key: string;
+}
+
+/** A session opened: the cookie's value and the page key. */
+export interface Opened {
+  id: string;
+  key: string;
 }
 
 export class Sessions {
@@ -28,19 +52,23 @@ export class Sessions {
 
   constructor(private readonly now: () => number = () => Date.now() / 1000) {}
 
-  /** A new session for a token (or a code: null); returns the cookie's value. */
-  open(tokenId: string | null): string {
+  /** A new session for a token (or a code: null): its cookie value and page key. */
+  open(tokenId: string | null): Opened {
     const id = randomBytes(32).toString('base64url');
-    this.sessions.set(id, { tokenId, expires: this.now() + SESSION_SECONDS });
+    const key = randomBytes(32).toString('base64url');
+    this.sessions.set(id, { tokenId, expires: this.now() + SESSION_SECONDS, key });
     while (this.sessions.size > MAX_SESSIONS) {
       const oldest = this.sessions.keys().next().value as string;
       this.sessions.delete(oldest);
     }
-    return id;
+    return { id, key };
   }
 
-  /** The live session of a cookie value, or undefined (unknown, or expired: then forgotten). */
-  get(id: string | undefined): Session | undefined {
+  /**
+   * The live session of a cookie value whose page key is `key`, or undefined (unknown, expired: then forgotten,
+   * or the key missing or not its own).
+   */
+  get(id: string | undefined, key: string | undefined): Session | undefined {
     if (id === undefined) return undefined;
     const s = this.sessions.get(id);
     if (!s) return undefined;
@@ -48,7 +76,7 @@ export class Sessions {
       this.sessions.delete(id);
       return undefined;
     }
-    return s;
+    return key !== undefined && sameText(key, s.key) ? s : undefined;
   }
 
   close(id: string | undefined): void {
@@ -69,4 +97,11 @@ export class Sessions {
     this.codes.delete(code);
     return expires > this.now();
   }
+}
+
+/** `a === b`, in a time that does not tell how much of them matched. */
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

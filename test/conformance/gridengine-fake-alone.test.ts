@@ -1,0 +1,4 @@
+import { gridengineFake } from './backends.js';
+import { runConformance } from './run.js';
+
+runConformance(gridengineFake, 'alone');

@@ -1,0 +1,4 @@
+import { slurmFake } from './backends.js';
+import { runConformance } from './run.js';
+
+runConformance(slurmFake, 'alone');
