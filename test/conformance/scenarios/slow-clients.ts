@@ -7,7 +7,7 @@ import { SlowCrowd, type SlowEnd } from '../../helpers/slow-client.js';
 import { waitFor } from '../../helpers/workspace.js';
 import type { BackendUnderTest, Site } from '../backend.js';
 import { droverJson, list, settled } from '../drive.js';
-import type { Scenario } from '../scenario.js';
+import { type Scenario, workerDuration } from '../scenario.js';
 
 /**
  * A hostile local user against a running pool (issue 36 §2): slow clients that announce a body and send one byte
@@ -26,8 +26,8 @@ const MARGIN_MS = 2_500;
 const TASKS = 200;
 
 /**
- * The site's pool: `p` for a pool backend; else one made on the site's scheduler, its workers an array job. Their
- * time limit outlasts the scenario (the fake Slurm runs a minute in 2 s: 10:00 would end them after 20 s).
+ * The site's pool: `p` for a pool backend; else one made on the site's scheduler, its workers an array job whose
+ * time limit outlasts the scenario (workerDuration).
  */
 async function poolOf(b: BackendUnderTest, site: Site): Promise<string> {
   if (b.pool) return 'p';
@@ -36,7 +36,7 @@ async function poolOf(b: BackendUnderTest, site: Site): Promise<string> {
   await createPoolIn(
     site,
     'sp',
-    ['--backend', kind, '--workers', '2', '--cpus', '1', '--duration', '3:00:00'],
+    ['--backend', kind, '--workers', '2', '--cpus', '1', '--duration', workerDuration(b)],
     b.scheduler!.fake ? 60_000 : 150_000,
   );
   return 'sp';
