@@ -307,7 +307,7 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   assert.equal(
     (
       await runDrover(
-        ['prelaunch', '+command', 'sleep 120', '+jobname', 'long', '+arg', '--n', '1', '2', '+q'],
+        ['prelaunch', '+command', 'sleep 120; echo', '+jobname', 'long', '+arg', '--n', '1', '2', '+q'],
         { cwd },
       )
     ).code,

@@ -22,6 +22,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import { goneWorkers, liveWorkerRows } from '../../ledger/pool-workers.js';
 import { findPool, listPoolRows } from '../../ledger/pools.js';
 import { jobCounts, launchCounts, launchTimes } from '../../ledger/queries.js';
+import { backendArgv } from '../../protocol/backend-ref.js';
 import { placeOf } from '../../protocol/log-slices.js';
 import { API_PREFIX } from '../../protocol/messages.js';
 import { STATES, type State } from '../../protocol/states.js';
@@ -361,9 +362,7 @@ export function dashboardRoutes(app: FastifyInstance, d: DashboardContext): void
     if (!latest)
       throw new HttpError(409, 'conflict', `job '${job.name}' was never launched: launch it first`);
     if (!d.drover) throw new HttpError(403, 'read-only', 'this dashboard cannot start launches');
-    const where = latest.backend.startsWith('pool:')
-      ? ['--pool', latest.backend.slice('pool:'.length)]
-      : ['--backend', latest.backend, ...(latest.backend === 'local' ? ['--detach'] : [])];
+    const where = [...backendArgv(latest.backend), ...(latest.backend === 'local' ? ['--detach'] : [])];
     // The CLI's own launch, as its own process (argv, no shell): the launch outlives this request, and a
     // local one runs detached as `drover launch --detach` does.
     const out = await runDrover(d.drover, ['launch', job.name, '--failed', ...where, '--json']);
