@@ -136,11 +136,13 @@ test('tasks whose runner and spawn server both died are stopped by their recorde
     pids.every((p) => fs.readFileSync(`/proc/${p}/environ`).length === 0),
   );
   // The spawn server is the runner's child in its own session (with a process of its group per slot); kill the
-  // server's group and the runner's, as a node's clean-up might.
+  // server's group and the runner's, as a node's clean-up might. Both are stopped first, so they die together:
+  // between two kills a loaded machine may let the survivor see the other's death and stop the tasks as it
+  // should (the tests below), which is not this case.
   const server = spawnServerOf(launch.pid);
   assert.ok(server, 'the spawn server is the runner’s child');
-  process.kill(-server, 'SIGKILL');
-  process.kill(-launch.pid, 'SIGKILL');
+  for (const g of [-server, -launch.pid]) process.kill(g, 'SIGSTOP');
+  for (const g of [-server, -launch.pid]) process.kill(g, 'SIGKILL');
   await exited(launch.child);
   assert.ok(pids.every(isAlive), 'the tasks outlived both');
 
