@@ -26,7 +26,9 @@ const CLUSTERS = [
   'backends/gridengine/old-launches.test',
   'backends/gridengine/one-qsub.test',
   'conformance/slurm.test',
+  'conformance/slurm-alone.test',
   'conformance/gridengine.test',
+  'conformance/gridengine-alone.test',
   'fakes/fidelity.test',
   'python/client.test',
 ];

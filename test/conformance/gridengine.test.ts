@@ -1,4 +1,4 @@
 import { gridengine } from './backends.js';
 import { runConformance } from './run.js';
 
-runConformance(gridengine);
+runConformance(gridengine, 'shared');

@@ -1,4 +1,4 @@
 import { slurm } from './backends.js';
 import { runConformance } from './run.js';
 
-runConformance(slurm);
+runConformance(slurm, 'shared');

@@ -1,0 +1,4 @@
+import { slurm } from './backends.js';
+import { runConformance } from './run.js';
+
+runConformance(slurm, 'alone');
