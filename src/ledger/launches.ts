@@ -19,8 +19,10 @@ export interface LaunchRow {
   dir: string;
   /** JSON of the launch options. */
   options: string;
-  /** JSON of the backend handles: runner pid, array job ids, ... */
+  /** JSON of the backend handles: runner pid, array job ids, ... Written by the launch only. */
   handles: string;
+  /** JSON of what reconciliation has seen of its elements and when (Grid Engine: `eqw`, `gone`). */
+  sightings: string;
   /** 1 while some of its tasks may still change state. */
   open: number;
 }
@@ -118,6 +120,15 @@ export function setLaunchHandles(ledger: Ledger, id: number, handles: object): v
     const row = getLaunch(ledger, id)!;
     const merged = { ...(JSON.parse(row.handles) as object), ...handles };
     ledger.stmt('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(merged), id);
+  });
+}
+
+/** Set what reconciliation has seen of a launch's elements (merged into what is there, by key). */
+export function setLaunchSightings(ledger: Ledger, id: number, sightings: object): void {
+  ledger.write(() => {
+    const row = getLaunch(ledger, id)!;
+    const merged = { ...(JSON.parse(row.sightings) as object), ...sightings };
+    ledger.stmt('UPDATE launches SET sightings = ? WHERE id = ?').run(JSON.stringify(merged), id);
   });
 }
 

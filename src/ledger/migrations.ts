@@ -317,4 +317,16 @@ export const MIGRATIONS: readonly string[] = [
       AND a.launch_id = tasks.last_launch_id)
   WHERE last_launch_id IS NOT NULL;
   `,
+  // 10: what a reconciliation has seen of a launch's elements (Grid Engine: when an element was first seen in Eqw
+  // without a reason, or gone from qstat with tasks unaccounted for) is kept apart from its handles, which only the
+  // launch writes (issue 33). Moved out of the handles of the launches that had them.
+  `
+  ALTER TABLE launches ADD COLUMN sightings TEXT NOT NULL DEFAULT '{}';
+  UPDATE launches SET
+    sightings = (SELECT json_group_object(key, json(value)) FROM json_each(launches.handles)
+      WHERE key IN ('eqw', 'gone')),
+    handles = json_remove(handles, '$.eqw', '$.gone')
+  WHERE json_valid(handles) AND json_type(handles) = 'object'
+    AND (json_type(handles, '$.eqw') IS NOT NULL OR json_type(handles, '$.gone') IS NOT NULL);
+  `,
 ];

@@ -123,3 +123,24 @@ test('drover’s own src/ has no SQL outside src/ledger/ but the known exception
     `move these into named functions of src/ledger/ (docs/development.md):\n${found.join('\n')}`,
   );
 });
+
+test('a launch writes its handles in one place: only src/launch/launch.ts calls setLaunchHandles', () => {
+  const allowed = new Set(['src/ledger/launches.ts', 'src/launch/launch.ts']);
+  const found: string[] = [];
+  for (const file of sources(repo, 'src')) {
+    if (allowed.has(file)) continue;
+    const text = fs.readFileSync(path.join(repo, file), 'utf8');
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      if (ts.isIdentifier(node) && node.text === 'setLaunchHandles')
+        found.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}`);
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  assert.deepEqual(
+    found,
+    [],
+    `what reconciliation sees goes to setLaunchSightings; handles are the launch's:\n${found.join('\n')}`,
+  );
+});

@@ -24,10 +24,19 @@ export interface GridEngineHandles {
    * one array per tasklist block; launches recorded by older drovers (handles without `keys` are those).
    */
   keys: 'task' | 'index';
-  /** When reconciliation first saw an element gone from qstat with tasks not yet accounted for (`job.index`). */
+}
+
+/** What reconciliation has seen of a launch's elements, by `job.index`, in unix seconds (the `sightings` column). */
+export interface GridEngineSightings {
+  /** When an element was first seen gone from qstat with tasks not yet accounted for. */
   gone?: Record<string, number>;
-  /** When reconciliation first saw an element in Eqw without a reason in `qstat -j` (`job.index`). */
+  /** When an element was first seen in Eqw without a reason in `qstat -j`. */
   eqw?: Record<string, number>;
+}
+
+/** A launch's sightings (those of launches recorded by older drovers were moved here by migration 10). */
+export function readSightings(launch: Pick<LaunchRow, 'sightings'>): GridEngineSightings {
+  return JSON.parse(launch.sightings) as GridEngineSightings;
 }
 
 /** One array element of a launch: where Grid Engine has it, and the tasks it runs. */

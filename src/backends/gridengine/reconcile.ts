@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ingestLaunch } from '../../ledger/ingest.js';
 import { launchTaskStates } from '../../ledger/launch-tasks.js';
-import { type LaunchRow, setLaunchHandles } from '../../ledger/launches.js';
+import { type LaunchRow, setLaunchSightings } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { killedWithReason } from '../../ledger/reconcile-reads.js';
 import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
@@ -27,6 +27,7 @@ import {
   type GridEngineHandles,
   launchElements,
   readHandles,
+  readSightings,
 } from './handles.js';
 import { type AcctRecord, isErrorState, parseErrorReasons, parseQacct, type QueueSnapshot } from './parse.js';
 import { queueSnapshot } from './queue.js';
@@ -69,7 +70,6 @@ function errorReasons(job: string, warn: (message: string) => void): Map<number,
 function recordErrorElements(
   ledger: Ledger,
   launch: LaunchRow,
-  h: GridEngineHandles,
   elements: Element[],
   open: Map<number, State>,
 ): void {
@@ -88,7 +88,7 @@ function recordErrorElements(
       reason: known?.get(e.index),
     });
   }
-  const { reasons, sightings } = eqwReasons(h.eqw, seen, Date.now() / 1000);
+  const { reasons, sightings } = eqwReasons(readSightings(launch).eqw, seen, Date.now() / 1000);
   for (const e of elements) {
     const why = reasons.get(elementName(e.job, e.index));
     if (why === undefined) continue;
@@ -100,8 +100,8 @@ function recordErrorElements(
     }
     if (running.length > 0) markUnfinished(ledger, launch.job_id, launch.id, running, 'lost', reason);
   }
-  if (JSON.stringify(sightings) !== JSON.stringify(h.eqw ?? {}))
-    setLaunchHandles(ledger, launch.id, { eqw: sightings });
+  if (JSON.stringify(sightings) !== JSON.stringify(readSightings(launch).eqw ?? {}))
+    setLaunchSightings(ledger, launch.id, { eqw: sightings });
 }
 
 /**
@@ -170,13 +170,7 @@ function settleStopped(ledger: Ledger, launch: LaunchRow, h: GridEngineHandles, 
 }
 
 /** Settle the open tasks of elements that left qstat without final records from their runners. */
-function settleGone(
-  ledger: Ledger,
-  launch: LaunchRow,
-  h: GridEngineHandles,
-  gone: Element[],
-  work: OpenWork,
-): void {
+function settleGone(ledger: Ledger, launch: LaunchRow, gone: Element[], work: OpenWork): void {
   const cancels = cancelRequests(launch.dir);
   const cancelled = (t: number) => cancels === 'all' || cancels.has(t);
   const undecided = gone.filter((e) => e.tasks.some((t) => work.open.has(t) && !cancelled(t)));
@@ -184,7 +178,8 @@ function settleGone(
   const acct = undecided.length > 0 ? accounting(undecided, warn) : new Map<string, AcctRecord>();
   const duration = durationOf(launch);
   const now = Date.now() / 1000;
-  const seen = { ...h.gone };
+  const before = readSightings(launch).gone ?? {};
+  const seen = { ...before };
   const runners = startedGroups(ledger, launch.id);
   const verdicts = new Map<string, { v: Verdict; tasks: number[] }>();
   for (const e of gone) {
@@ -214,8 +209,7 @@ function settleGone(
   }
   for (const { v, tasks } of verdicts.values())
     markUnfinished(ledger, launch.job_id, launch.id, tasks, v.state, v.reason);
-  if (JSON.stringify(seen) !== JSON.stringify(h.gone ?? {}))
-    setLaunchHandles(ledger, launch.id, { gone: seen });
+  if (JSON.stringify(seen) !== JSON.stringify(before)) setLaunchSightings(ledger, launch.id, { gone: seen });
 }
 
 /**
@@ -256,8 +250,8 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
     if (state === undefined) gone.push(e);
     else if (isErrorState(state)) errored.push(e);
   }
-  if (errored.length > 0 || Object.keys(h.eqw ?? {}).length > 0)
-    recordErrorElements(ledger, launch, h, errored, work.open);
+  if (errored.length > 0 || Object.keys(readSightings(launch).eqw ?? {}).length > 0)
+    recordErrorElements(ledger, launch, errored, work.open);
   if (gone.length === 0) return;
   // An element may have ended between the ingestion and qstat: read its last records before judging it.
   if (ingestLaunch(ledger, launch) > 0) {
@@ -267,5 +261,5 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
     gone = gone.filter((e) => still.has(e.key));
     if (gone.length === 0) return;
   }
-  settleGone(ledger, launch, h, gone, work);
+  settleGone(ledger, launch, gone, work);
 }
