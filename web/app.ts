@@ -3,12 +3,26 @@
 // wrote (commands, tags, params, logs) goes into the page as text, never as markup.
 import uPlot from 'uplot';
 import type {
+  AttemptRow,
+  CancelAnswer,
+  ChartAnswer,
   Histogram,
-  JobOverview,
-  TaskAttemptRow,
+  JobAnswer,
+  JobSummary,
+  JobsAnswer,
+  LaunchSummary,
+  LoginAnswer,
+  LogoutAnswer,
+  LogTail,
+  MeAnswer,
+  PoolsAnswer,
+  PoolWorker,
+  RerunFailedAnswer,
+  TaskAnswer,
+  TaskPageAnswer,
   TaskPageRow,
   Timeline,
-} from '../src/ledger/dashboard.js';
+} from '../src/protocol/dashboard.js';
 import { isFailedState, STATES, type State } from '../src/protocol/states.js';
 import { type Column, dataTable, h } from './dom.js';
 
@@ -148,7 +162,7 @@ const main = document.getElementById('main') as HTMLElement;
 const where = document.getElementById('where') as HTMLElement;
 const liveDot = document.getElementById('live') as HTMLElement;
 const logout = document.getElementById('logout') as HTMLButtonElement;
-let me: { read_only: boolean; folder: string; drover: string } | undefined;
+let me: MeAnswer | undefined;
 let events: EventSource | undefined;
 /** The current view's redraw (called on each change the server reports). */
 let redraw: (() => Promise<void>) | undefined;
@@ -245,7 +259,7 @@ function showLogin(message?: string): void {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    api<{ page_key: string }>('/login', { method: 'POST', body: { token: input.value } })
+    api<LoginAnswer>('/login', { method: 'POST', body: { token: input.value } })
       .then((a) => {
         keepKey(a.page_key);
         return route();
@@ -263,7 +277,7 @@ async function route(): Promise<void> {
   redraw = undefined;
   let who: NonNullable<typeof me>;
   try {
-    who = me ?? (await api('/me'));
+    who = me ?? (await api<MeAnswer>('/me'));
     me = who;
   } catch (err) {
     return showError(err);
@@ -289,7 +303,7 @@ async function route(): Promise<void> {
 }
 
 logout.addEventListener('click', () => {
-  void api('/logout', { method: 'POST' }).finally(() => {
+  void api<LogoutAnswer>('/logout', { method: 'POST' }).finally(() => {
     keepKey(undefined);
     me = undefined;
     showLogin('Logged out.');
@@ -302,7 +316,7 @@ window.addEventListener('hashchange', () => void route());
 /** States a task ends in (not waiting or running). */
 const ENDED = STATES.filter((s) => s !== 'pending' && s !== 'queued' && s !== 'running');
 
-const JOB_COLUMNS: Column<JobOverview>[] = [
+const JOB_COLUMNS: Column<JobSummary>[] = [
   { head: 'job', cell: (j) => h('a', { href: `#/jobs/${enc(j.name)}` }, j.name) },
   { head: 'tasks', class: 'num', cell: (j) => j.tasks },
   { head: 'states', cell: (j) => stateBar(j.counts, j.tasks) },
@@ -331,7 +345,7 @@ function jobsView(): void {
   listen();
   redraw = async () => {
     const g = generation;
-    const { jobs } = await api<{ jobs: JobOverview[] }>('/jobs');
+    const { jobs } = await api<JobsAnswer>('/jobs');
     if (g !== generation) return;
     main.replaceChildren(
       h('h1', {}, 'Jobs'),
@@ -344,28 +358,7 @@ function jobsView(): void {
 
 // ---- a job --------------------------------------------------------------------------------------------------
 
-interface JobDetail {
-  name: string;
-  tasks: number;
-  counts: Record<string, number>;
-  params: string[];
-  launches: {
-    id: number;
-    backend: string;
-    tasklist: string;
-    tasks: number;
-    created_at: number;
-    open: boolean;
-    counts: Record<string, number>;
-    first_start: number | null;
-    last_end: number | null;
-  }[];
-  timeline: Timeline | null;
-  histogram: Histogram | null;
-}
-type Row = TaskPageRow & { result: Record<string, unknown> | null };
-
-const LAUNCH_COLUMNS: Column<JobDetail['launches'][number]>[] = [
+const LAUNCH_COLUMNS: Column<LaunchSummary>[] = [
   { head: 'launch', cell: (l) => l.id },
   { head: 'backend', cell: (l) => l.backend },
   { head: 'tasks', class: 'num', title: (l) => l.tasklist, cell: (l) => l.tasks },
@@ -500,8 +493,8 @@ function jobView(name: string): void {
     if (state.states) qs.set('state', state.states);
     if (state.q) qs.set('q', state.q);
     const [job, page] = await Promise.all([
-      api<JobDetail>(`/jobs/${enc(name)}`),
-      api<{ total: number; rows: Row[] }>(`/jobs/${enc(name)}/tasks?${qs}`),
+      api<JobAnswer>(`/jobs/${enc(name)}`),
+      api<TaskPageAnswer>(`/jobs/${enc(name)}/tasks?${qs}`),
     ]);
     if (g !== generation) return;
     drawHead(job);
@@ -520,7 +513,7 @@ function jobView(name: string): void {
     await drawResultChart(job, page.rows);
   };
 
-  function drawHead(job: JobDetail): void {
+  function drawHead(job: JobAnswer): void {
     const actions = me?.read_only
       ? []
       : [
@@ -532,7 +525,7 @@ function jobView(name: string): void {
               'data-testid': 'cancel-job',
               onclick: () => {
                 if (confirm(`Cancel every queued and running task of ${job.name}?`))
-                  void act(api(`/jobs/${enc(job.name)}/cancel`, { method: 'POST', body: {} }));
+                  void act(api<CancelAnswer>(`/jobs/${enc(job.name)}/cancel`, { method: 'POST', body: {} }));
               },
             },
             'Cancel job',
@@ -543,7 +536,9 @@ function jobView(name: string): void {
               type: 'button',
               'data-testid': 'rerun-failed',
               onclick: () =>
-                void act(api(`/jobs/${enc(job.name)}/rerun-failed`, { method: 'POST', body: {} })),
+                void act(
+                  api<RerunFailedAnswer>(`/jobs/${enc(job.name)}/rerun-failed`, { method: 'POST', body: {} }),
+                ),
             },
             'Rerun failed',
           ),
@@ -557,13 +552,13 @@ function jobView(name: string): void {
     );
   }
 
-  function drawTable(job: JobDetail, page: { total: number; rows: Row[] }): void {
+  function drawTable(job: JobAnswer, page: TaskPageAnswer): void {
     const resultKeys = [...new Set(page.rows.flatMap((r) => (r.result ? Object.keys(r.result) : [])))].slice(
       0,
       12,
     );
     /** A column named `key` (`data-sort`), which sorts the table by it when its head is clicked if `sorts`. */
-    const col = (key: string, c: Column<Row>, sorts = key !== ''): Column<Row> => ({
+    const col = (key: string, c: Column<TaskPageRow>, sorts = key !== ''): Column<TaskPageRow> => ({
       ...c,
       th: {
         class: `${sorts ? 'sortable' : ''} ${state.sort === key ? `sorted${state.desc ? ' desc' : ''}` : ''}`,
@@ -578,7 +573,7 @@ function jobView(name: string): void {
           : undefined,
       },
     });
-    const columns: Column<Row>[] = [
+    const columns: Column<TaskPageRow>[] = [
       col('id', {
         head: 'task',
         class: 'num',
@@ -613,7 +608,7 @@ function jobView(name: string): void {
                   'data-testid': 'cancel-task',
                   onclick: () =>
                     void act(
-                      api(`/jobs/${enc(job.name)}/cancel`, {
+                      api<CancelAnswer>(`/jobs/${enc(job.name)}/cancel`, {
                         method: 'POST',
                         body: { tasklist: String(r.id) },
                       }),
@@ -631,7 +626,7 @@ function jobView(name: string): void {
     table.replaceChildren(dataTable('tasks', columns, page.rows, (r) => ({ 'data-task': r.id })));
   }
 
-  async function drawResultChart(job: JobDetail, rows: Row[]): Promise<void> {
+  async function drawResultChart(job: JobAnswer, rows: TaskPageRow[]): Promise<void> {
     const fields = [
       ...new Set(
         rows.flatMap((r) =>
@@ -663,10 +658,9 @@ function jobView(name: string): void {
       state.param = paramSel.value;
       void safeRedraw();
     });
-    const chart = await api<{
-      numeric: boolean;
-      points: { value: string; n: number; mean: number; min: number; max: number }[];
-    }>(`/jobs/${enc(job.name)}/chart?field=${enc(state.field)}&param=${enc(state.param)}`);
+    const chart = await api<ChartAnswer>(
+      `/jobs/${enc(job.name)}/chart?field=${enc(state.field)}&param=${enc(state.param)}`,
+    );
     const body = h('div', {});
     resultBox.replaceChildren(
       h(
@@ -721,22 +715,7 @@ async function act(p: Promise<unknown>): Promise<void> {
 
 // ---- a task -------------------------------------------------------------------------------------------------
 
-interface Tail {
-  path: string | null;
-  size: number | null;
-  text: string;
-  cut: boolean;
-}
-interface TaskDetail {
-  task: Row;
-  attempts: TaskAttemptRow[];
-  attempt: number | null;
-  stdout: Tail;
-  stderr: Tail;
-  result: Record<string, unknown> | null;
-}
-
-const ATTEMPT_COLUMNS: Column<TaskAttemptRow>[] = [
+const ATTEMPT_COLUMNS: Column<AttemptRow>[] = [
   {
     head: 'attempt',
     class: 'num',
@@ -759,7 +738,7 @@ function taskView(job: string, id: number): void {
   const g0 = generation;
   redraw = async () => {
     const g = generation;
-    const t = await api<TaskDetail>(
+    const t = await api<TaskAnswer>(
       `/jobs/${enc(job)}/tasks/${id}${pinned !== undefined ? `?attempt=${pinned}` : ''}`,
     );
     if (g !== generation) return;
@@ -771,7 +750,7 @@ function taskView(job: string, id: number): void {
       poll = window.setTimeout(() => {
         if (generation === g0) void safeRedraw();
       }, 1000);
-    const log = (name: string, tail: Tail) =>
+    const log = (name: string, tail: LogTail) =>
       h(
         'div',
         { 'data-testid': `log-${name}` },
@@ -819,7 +798,10 @@ function taskView(job: string, id: number): void {
                 'data-testid': 'cancel-task',
                 onclick: () =>
                   void act(
-                    api(`/jobs/${enc(job)}/cancel`, { method: 'POST', body: { tasklist: String(id) } }),
+                    api<CancelAnswer>(`/jobs/${enc(job)}/cancel`, {
+                      method: 'POST',
+                      body: { tasklist: String(id) },
+                    }),
                   ),
               },
               'Cancel task',
@@ -844,30 +826,7 @@ function taskView(job: string, id: number): void {
 
 // ---- pools --------------------------------------------------------------------------------------------------
 
-interface PoolView {
-  name: string;
-  backend: string;
-  state: string;
-  workers_wanted: number;
-  live: boolean;
-  workers: {
-    id: string;
-    host: string;
-    pid: number;
-    state: string;
-    slots: number;
-    free_slots: number | null;
-    tasks: unknown[];
-    seen_ago: number;
-    reason: string | null;
-  }[];
-  workers_gone: number;
-  gone_reasons: string[];
-  queued: number | null;
-  running: number | null;
-}
-
-const WORKER_COLUMNS: Column<PoolView['workers'][number]>[] = [
+const WORKER_COLUMNS: Column<PoolWorker>[] = [
   { head: 'worker', cell: (w) => w.id },
   { head: 'host', cell: (w) => w.host },
   { head: 'pid', class: 'num', cell: (w) => w.pid },
@@ -882,7 +841,7 @@ function poolsView(): void {
   listen();
   redraw = async () => {
     const g = generation;
-    const { pools, controller } = await api<{ pools: PoolView[]; controller: boolean }>('/pools');
+    const { pools, controller } = await api<PoolsAnswer>('/pools');
     if (g !== generation) return;
     main.replaceChildren(
       h('h1', {}, 'Pools'),
