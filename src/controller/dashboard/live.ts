@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { refresh } from '../../backends/refresh.js';
 import { folderSignature, jobSignature } from '../../ledger/dashboard.js';
 import type { Ledger } from '../../ledger/ledger.js';
+import type { LiveEvent } from '../../protocol/dashboard.js';
 
 /**
  * Live pages (docs/dashboard.md): a page opens one server-sent-events stream and refetches what it shows when told
@@ -130,7 +131,8 @@ export class LiveHub {
       }
       if (sig !== w.seen) {
         // The first event only says the stream is live; the page fetched what it shows already.
-        w.out.write(`event: ${w.seen === undefined ? 'ready' : 'change'}\ndata: {}\n\n`);
+        const event: LiveEvent = w.seen === undefined ? 'ready' : 'change';
+        w.out.write(`event: ${event}\ndata: {}\n\n`);
         w.seen = sig;
       }
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ledger } from '../../ledger/ledger.js';
+import type { LoginAnswer, LogoutAnswer } from '../../protocol/dashboard.js';
 import { API_PREFIX } from '../../protocol/messages.js';
 import { HttpError } from '../http-error.js';
 import { verifyToken } from '../tokens.js';
@@ -82,7 +83,7 @@ export function loginRoutes(app: FastifyInstance, ledger: () => Ledger, sessions
         },
       },
     },
-    async (req, reply) => {
+    async (req, reply): Promise<LoginAnswer> => {
       const token = verifyToken(ledger(), req.body.token.trim());
       if (!token) throw new HttpError(401, 'unauthorized', 'the token is not valid (unknown or revoked)');
       if (token.kind !== 'user') {
@@ -93,7 +94,7 @@ export function loginRoutes(app: FastifyInstance, ledger: () => Ledger, sessions
       return { ok: true, [PAGE_KEY_PARAM]: session.key };
     },
   );
-  app.post(`${UI}/logout`, { config: user }, async (req, reply) => {
+  app.post(`${UI}/logout`, { config: user }, async (req, reply): Promise<LogoutAnswer> => {
     sessions.close(sessionId(req));
     reply.clearCookie(sessionCookie(req.headers.host), { path: '/' });
     return { ok: true };

@@ -1,20 +1,10 @@
 import fs from 'node:fs';
+import type { LogTail } from '../../protocol/dashboard.js';
 import { extentOf, isEmptySlice, type LogPlace, readRange } from '../../protocol/log-slices.js';
 import { openTaskFile } from '../../util/task-file.js';
 
 /** How much of a log's end the task page shows. */
 export const TAIL_BYTES = 16 * 1024;
-
-/** The end of an attempt's output as the task page shows it. */
-export interface LogTail {
-  path: string | null;
-  /** Bytes of it now; null when its file is not there (never written, removed, or on a node's own disk). */
-  size: number | null;
-  /** Its last TAIL_BYTES at most, as text (a character cut at the start shows as U+FFFD). */
-  text: string;
-  /** True when it holds more than the text shows. */
-  cut: boolean;
-}
 
 /**
  * The tail of an attempt's output (its own file, or its slice of a segment): a stat and one read of at most
