@@ -96,7 +96,20 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
   // Open the job while its launch runs: its counts change on the page, with no reload.
   await drover(cwd, ['launch', 'sweep', '--max-tasks', '2', '--detach']);
   await page.locator('a[href="#/jobs/sweep"]').click();
-  await page.locator('[data-testid=tasks] tr[data-task]').first().waitFor();
+  // Should the rows not come, say what the page shows instead and what the browser logged.
+  await page
+    .locator('[data-testid=tasks] tr[data-task]')
+    .first()
+    .waitFor()
+    .catch(async (err: Error) => {
+      const shown = await page
+        .locator('body')
+        .innerText()
+        .catch(() => '(no body)');
+      throw new Error(
+        `${err.message}\nthe page shows: ${shown.slice(0, 2000)}\nlogged: ${errors.join('\n')}`,
+      );
+    });
   await page.evaluate('window.__sameDocument = true');
   const first = (await shownCount(page, 'succeeded')) + (await shownCount(page, 'failed'));
   assert.ok(first < 8, `the page opened while the launch ran (${first} of 8 ended)`);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { type JobStatus, status } from '../../helpers/contract.js';
+import { clusterSkip, slurmUp } from '../../helpers/real-scheduler.js';
 import { killLeftovers, waitFor } from '../../helpers/workspace.js';
 
 /**
@@ -12,17 +13,10 @@ import { killLeftovers, waitFor } from '../../helpers/workspace.js';
  * fails them.
  */
 
-/** True when Slurm answers and its node can run jobs. */
-export function slurmUp(): boolean {
-  const r = spawnSync('sinfo', ['-h', '-o', '%T'], { encoding: 'utf8', timeout: 10_000 });
-  return r.status === 0 && /\b(idle|mixed|allocated|completing)\b/.test(r.stdout);
-}
+export { slurmUp };
 
 /** The `skip` option of the Slurm tests: a visible reason when there is no cluster and CI did not ask for one. */
-export const SLURM_SKIP: string | false =
-  process.env.DROVER_TEST_SLURM === '1' || slurmUp()
-    ? false
-    : 'no Slurm: run scripts/test-cluster/slurm-up.sh';
+export const SLURM_SKIP: string | false = clusterSkip('slurm');
 
 /** Slurm launches' array ids recorded in a working folder's ledger. */
 export function arrayIds(dir: string): string[] {

@@ -117,17 +117,22 @@ export const eqwReasonUnread: Scenario = {
 /** Move every launch's first sightings of reasonless Eqw elements `seconds` into the past (as time passing would). */
 function ageEqwSightings(site: Site, seconds: number): void {
   const db = new Database(path.join(site.cwd, '.drover', 'ledger.db'), { fileMustExist: true });
+  let aged = 0;
   try {
-    for (const row of db.prepare('SELECT id, handles FROM launches').all() as {
+    for (const row of db.prepare('SELECT id, sightings FROM launches').all() as {
       id: number;
-      handles: string;
+      sightings: string;
     }[]) {
-      const h = JSON.parse(row.handles) as { eqw?: Record<string, number> };
-      if (!h.eqw) continue;
-      for (const k of Object.keys(h.eqw)) h.eqw[k]! -= seconds;
-      db.prepare('UPDATE launches SET handles = ? WHERE id = ?').run(JSON.stringify(h), row.id);
+      const s = JSON.parse(row.sightings) as { eqw?: Record<string, number> };
+      if (!s.eqw) continue;
+      for (const k of Object.keys(s.eqw)) {
+        s.eqw[k]! -= seconds;
+        aged++;
+      }
+      db.prepare('UPDATE launches SET sightings = ? WHERE id = ?').run(JSON.stringify(s), row.id);
     }
   } finally {
     db.close();
   }
+  assert.ok(aged > 0, 'no sighting of a reasonless Eqw element to age');
 }
