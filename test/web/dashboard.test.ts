@@ -104,10 +104,10 @@ test('dashboard: log in, live counts, failed filter, stderr tail, cancel a runni
     .catch(async (err: Error) => {
       const shown = await page
         .locator('body')
-        .innerText()
+        .textContent()
         .catch(() => '(no body)');
       throw new Error(
-        `${err.message}\nthe page shows: ${shown.slice(0, 2000)}\nlogged: ${errors.join('\n')}`,
+        `${err.message}\nthe page shows: ${(shown ?? '').slice(0, 2000)}\nlogged: ${errors.join('\n')}`,
       );
     });
   await page.evaluate('window.__sameDocument = true');
