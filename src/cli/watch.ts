@@ -65,6 +65,20 @@ function pick(ws: Workspace, jobId: number, jobname: string, asked: number | und
  * every task succeeded, 1 otherwise; 130 when Ctrl-C stopped the watching (the launch runs on).
  */
 export async function watch(jobname: string, opts: WatchOptions): Promise<number> {
+  // Ctrl-C stops the watching, never drover in the middle of its first reads: the handler comes before them.
+  let stopped = false;
+  const onInt = () => {
+    stopped = true;
+  };
+  process.once('SIGINT', onInt);
+  try {
+    return await watchLaunch(jobname, opts, () => stopped);
+  } finally {
+    process.off('SIGINT', onInt);
+  }
+}
+
+async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => boolean): Promise<number> {
   validateJobname(jobname, 'job');
   const ws = openExistingWorkspace();
   if (!ws) throw jobNotFound(jobname);
@@ -75,52 +89,40 @@ export async function watch(jobname: string, opts: WatchOptions): Promise<number
     ? new Progress(chosen.task_count, jobname, { label: taskLabeler(ws.ledger, jobname) })
     : undefined;
   const reported = new Set<string>();
-  let stopped = false;
-  const onInt = () => {
-    stopped = true;
-  };
-  process.once('SIGINT', onInt);
-  try {
-    for (;;) {
-      refresh(ws.ledger, job.id);
-      const launch = getLaunch(ws.ledger, chosen.id)!;
-      const counts = launchCounts(ws.ledger, launch.id);
-      // Read the attempts only when there are new ones: a launch may have thousands that ended badly.
-      const bad =
-        endedBadlyCount(ws.ledger, launch.id) > reported.size ? endedBadly(ws.ledger, launch.id) : [];
-      for (const a of bad) {
-        const key = `${a.task}.${a.attempt}`;
-        if (reported.has(key)) continue;
-        reported.add(key);
-        view?.report({
-          task: a.task,
-          attempt: a.attempt,
-          state: a.state,
-          exitCode: a.exit_code,
-          signal: a.signal,
-          ...(a.reason !== null ? { reason: a.reason } : {}),
-          seconds: a.seconds,
-          // A slice of a segment is no file to open: the line says `drover logs J T --err` instead.
-          err: a.stderr_off === null ? a.stderr_path : null,
-          willRetry: false,
-        });
-      }
-      view?.sync(counts);
-      if (!launch.open) {
-        view?.stop();
-        if (!opts.silent) printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
-        return counts.succeeded === launch.task_count ? 0 : 1;
-      }
-      if (stopped) {
-        view?.stop();
-        note(
-          `drover: stopped watching; launch ${launch.id} runs on (drover watch ${jobname} to watch again)`,
-        );
-        return 130;
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS));
+  for (;;) {
+    refresh(ws.ledger, job.id);
+    const launch = getLaunch(ws.ledger, chosen.id)!;
+    const counts = launchCounts(ws.ledger, launch.id);
+    // Read the attempts only when there are new ones: a launch may have thousands that ended badly.
+    const bad = endedBadlyCount(ws.ledger, launch.id) > reported.size ? endedBadly(ws.ledger, launch.id) : [];
+    for (const a of bad) {
+      const key = `${a.task}.${a.attempt}`;
+      if (reported.has(key)) continue;
+      reported.add(key);
+      view?.report({
+        task: a.task,
+        attempt: a.attempt,
+        state: a.state,
+        exitCode: a.exit_code,
+        signal: a.signal,
+        ...(a.reason !== null ? { reason: a.reason } : {}),
+        seconds: a.seconds,
+        // A slice of a segment is no file to open: the line says `drover logs J T --err` instead.
+        err: a.stderr_off === null ? a.stderr_path : null,
+        willRetry: false,
+      });
     }
-  } finally {
-    process.off('SIGINT', onInt);
+    view?.sync(counts);
+    if (!launch.open) {
+      view?.stop();
+      if (!opts.silent) printLaunchSummary(ws.ledger, job.id, launch.id, jobname);
+      return counts.succeeded === launch.task_count ? 0 : 1;
+    }
+    if (stopped()) {
+      view?.stop();
+      note(`drover: stopped watching; launch ${launch.id} runs on (drover watch ${jobname} to watch again)`);
+      return 130;
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }

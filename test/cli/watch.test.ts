@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { droverJson, runDrover, startDrover } from '../helpers/drover.js';
-import { tempWorkspace } from '../helpers/workspace.js';
+import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 
 /** `drover watch` stops watching on Ctrl-C and leaves the launch running (the scenarios of every backend are in test/conformance/scenarios/watch.ts). */
 
@@ -11,23 +11,33 @@ interface Status {
 
 test('Ctrl-C stops watching (exit 130) and the launch runs on to its end', async (t) => {
   const cwd = tempWorkspace(t);
-  const pre = await runDrover(['prelaunch', '+command', 'sleep', '+pos-arg', '2', '+jobname', 'S', '+q'], {
-    cwd,
-  });
+  // Task 1 fails at once, task 2 runs on for a while.
+  writeScript(cwd, 'task.sh', '[ "$1" = bad ] && exit 3\nsleep 10\n');
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'sh task.sh', '+pos-arg', 'bad', 'ok', '+jobname', 'S', '+q'],
+    { cwd },
+  );
   assert.equal(pre.code, 0, pre.stderr);
   const l = await runDrover(['launch', 'S', '--detach', '-q'], { cwd });
   assert.equal(l.code, 0, l.stderr);
   const w = startDrover(['watch', 'S'], { cwd });
-  await new Promise((r) => setTimeout(r, 700));
+  // Ctrl-C once the watching has begun: it has reported task 1 (a fixed wait of 700 ms was too short under load,
+  // and drover died of the signal before its handler was in place).
+  let said = '';
+  w.child.stderr!.on('data', (d: Buffer | string) => {
+    said += String(d);
+  });
+  await waitFor('watch to report the failed task', () => /task 1 \(pos1=bad\) attempt 1 failed/.test(said));
   w.child.kill('SIGINT');
   const r = await w.result;
-  assert.equal(r.code, 130, r.stderr);
+  assert.equal(r.code, 130, `signal ${r.signal}: ${r.stderr}`);
   assert.match(r.stderr, /stopped watching; launch 1 runs on/);
   const during = await droverJson<Status>(['status', 'S', '--json'], { cwd });
   assert.equal(during.counts.running, 1, 'the task still runs');
   const after = await runDrover(['watch', 'S', '-q'], { cwd });
-  assert.equal(after.code, 0, after.stderr);
+  assert.equal(after.code, 1, after.stderr);
   assert.match(after.stdout, /succeeded +1/);
+  assert.match(after.stdout, /failed +1/);
 });
 
 test('watch refuses, in one line with exit 2, a launch of another job and --launch values that are no launch', async (t) => {

@@ -43,5 +43,9 @@ for (const kind of ['slurm', 'gridengine'] as const) {
     assert.ok(Date.now() - t0 < 15_000, `it took ${Date.now() - t0} ms`);
     assert.match(r.stdout, /submitted to (Slurm|Grid Engine)/);
     assert.doesNotMatch(r.stdout, /0\/2|ETA|\u001b\[\?25l/, 'no progress bar, no hidden cursor');
+    // The elements run on after the launch returned and write into the launch's folder: let them end before the
+    // folder is removed.
+    const w = await runDrover(['watch', 'J', '-q'], { cwd, env: fake.env });
+    assert.equal(w.code, 0, w.stderr);
   });
 }
