@@ -74,12 +74,13 @@ export const slurmAccounting: Scenario = {
   async run(b, site) {
     script(site, 'sleeper.sh', SLEEPER);
     for (const mode of ['sacct', 'none']) {
-      // A minute of --time lasts 10 s here: time enough to scancel task 3 before its own limit, on a busy
-      // machine too. Task 2 may have met its limit already when task 3 is seen running: both started then.
+      // A minute of --time lasts 30 s here: time enough to scancel task 3 before its own limit, on a busy
+      // machine too (10 s was not, once in CI). Task 2 may have met its limit already when task 3 is seen
+      // running: both started then.
       site.env = {
         ...site.env,
         DROVER_FAKE_SLURM_ACCOUNTING: mode,
-        DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '10',
+        DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '30',
       };
       const job = `A${mode}`;
       await prelaunch(site, job, 'sh sleeper.sh', [0, 300, 300]);
