@@ -199,6 +199,32 @@ function runFile(js) {
   });
 }
 
+/**
+ * The failures in a file's TAP output, a few lines each: what failed, where, and the error's first lines. CI
+ * keeps only the head and tail of a long log, so these come again at the end of the run.
+ */
+function failureDigest(out) {
+  const lines = out.split('\n');
+  const digest = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
+    if (!m) continue;
+    const block = [];
+    for (let j = i + 1; j < lines.length && !/^\s*\.\.\.$/.test(lines[j]); j++) block.push(lines[j]);
+    if (block.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
+    const kept = block
+      .filter(
+        (l) =>
+          l.trim() !== '' &&
+          !l.includes('(node:') &&
+          !/^\s*(---|duration_ms:|type:|code:|name:|operator:)/.test(l),
+      )
+      .slice(0, 16);
+    digest.push(`  not ok - ${m[2]}`, ...kept.map((l) => `    ${l.trim()}`));
+  }
+  return digest.length > 0 ? digest : ['  (no failing test in its output: see above)'];
+}
+
 const results = [];
 function report(r) {
   results.push(r);
@@ -259,6 +285,8 @@ process.stdout.write(
     `# skipped ${sum('skipped')}\n# todo ${sum('todo')}\n# cancelled ${sum('cancelled')}\n# wall ${wall} s\n`,
 );
 if (failed.length > 0) {
+  process.stdout.write('\nwhat failed:\n');
+  for (const r of failed) process.stdout.write(`${r.name} (${r.why}):\n${failureDigest(r.out).join('\n')}\n`);
   process.stdout.write(`test: ${failed.length} file(s) failed: ${failed.map((r) => r.name).join(', ')}\n`);
   process.exit(1);
 }
