@@ -97,14 +97,14 @@ export const eqwReasonUnread: Scenario = {
     await prelaunch(site, 'G', 'echo', ['a']);
     await launch(site, 'G', [], ['-o', `${out}/`]);
     assert.deepEqual((await statusAskingReasons(b, site, 'G', 'bare')).counts, counts({ queued: 1 }));
-    // 15 s short of the grace: the status call that follows may take seconds on a loaded machine.
-    ageEqwSightings(site, EQW_REASON_GRACE_S - 15);
+    // 20 s short of the grace: the status calls that follow may take seconds on a loaded machine.
+    ageEqwSightings(site, EQW_REASON_GRACE_S - 20);
     assert.deepEqual(
       (await statusAskingReasons(b, site, 'G', 'bare')).counts,
       counts({ queued: 1 }),
       'in the grace',
     );
-    ageEqwSightings(site, 20);
+    ageEqwSightings(site, 30);
     assert.deepEqual(
       (await statusAskingReasons(b, site, 'G', 'bare')).counts,
       counts({ error: 1 }),
