@@ -37,15 +37,26 @@ async function settled(cwd: string): Promise<void> {
 }
 
 test('logs --follow of a queued task waits for it to start, then prints all it writes', async (t) => {
-  // Task 1 holds the only slot for a second; task 2 is queued behind it.
+  // Task 1 holds the only slot until the test makes the file `go` (30 s at most); task 2 is queued behind it.
   const cwd = await job(
     t,
-    'if [ "$1" = 1 ]; then sleep 1; fi\necho "out of $1"; sleep 0.3; echo "done $1"\n',
+    'i=0; while [ "$1" = 1 ] && [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n' +
+      'echo "out of $1"; sleep 0.3; echo "done $1"\n',
     ['1', '2'],
   );
   const l = await runDrover(['launch', 'F', '--max-tasks', '1', '--detach', '-q'], { cwd });
   assert.equal(l.code, 0, l.stderr);
-  const r = await runDrover(['logs', 'F', '2', '--follow'], { cwd });
+  const follower = startDrover(['logs', 'F', '2', '--follow'], { cwd });
+  t.after(() => {
+    if (isAlive(follower.pid)) follower.child.kill('SIGKILL');
+  });
+  let waiting = '';
+  follower.child.stderr!.on('data', (d: string) => {
+    waiting += d;
+  });
+  await waitFor('the follower to wait for task 2', () => /is queued/.test(waiting));
+  fs.writeFileSync(path.join(cwd, 'go'), '');
+  const r = await follower.result;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'out of 2\ndone 2\n');
   assert.match(r.stderr, /task 2 of 'F' is queued: waiting for it to start/);
@@ -57,9 +68,13 @@ test('logs --follow of a queued task waits for it to start, then prints all it w
 });
 
 test('logs --follow follows each retry in turn until the task ends; --attempt pins one', async (t) => {
+  // Attempt 1 waits (up to 30 s) for the file `go`, which the test makes once the follower has printed its
+  // output: a follower that starts after attempt 1 ended begins, rightly, with the attempt then running.
   const cwd = await job(
     t,
-    'echo "try $DROVER_ATTEMPT" >&2; sleep 0.2; [ "$DROVER_ATTEMPT" -ge 3 ] || exit 4\n',
+    'echo "try $DROVER_ATTEMPT" >&2\n' +
+      'i=0; while [ "$DROVER_ATTEMPT" = 1 ] && [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n' +
+      'sleep 0.2; [ "$DROVER_ATTEMPT" -ge 3 ] || exit 4\n',
     ['x'],
   );
   const follow = startDrover(['logs', 'F', '1', '--follow', '--err'], { cwd });
@@ -71,7 +86,17 @@ test('logs --follow follows each retry in turn until the task ends; --attempt pi
     cwd,
   });
   assert.equal(l.code, 0, l.stderr);
-  const r = await runDrover(['logs', 'F', '1', '--follow', '--err'], { cwd });
+  const following = startDrover(['logs', 'F', '1', '--follow', '--err'], { cwd });
+  t.after(() => {
+    if (isAlive(following.pid)) following.child.kill('SIGKILL');
+  });
+  let first = '';
+  following.child.stdout!.on('data', (d: string) => {
+    first += d;
+  });
+  await waitFor('the follower to print attempt 1', () => first.includes('try 1'));
+  fs.writeFileSync(path.join(cwd, 'go'), '');
+  const r = await following.result;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'try 1\ntry 2\ntry 3\n', 'every attempt, in order, each whole');
   assert.match(r.stderr, /attempt 2 started \(a retry\)/);
