@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { DroverError, usageError } from '../errors.js';
 import { batchesOf, prelaunchJob } from '../launch/prelaunch.js';
-import { describeChanges } from '../ledger/jobs.js';
+import { describeChanges } from '../ledger/job-sync.js';
 import {
   commandsOfText,
   parsePrelaunchArgs,

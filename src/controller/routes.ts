@@ -3,11 +3,12 @@ import { refresh } from '../backends/refresh.js';
 import { loadJob } from '../launch/load-job.js';
 import { jobStatus } from '../launch/status.js';
 import { recordHistory } from '../ledger/history.js';
-import { jobById, taskJson } from '../ledger/jobs.js';
+import { jobById } from '../ledger/jobs.js';
 import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { openPoolLaunchesOfJob } from '../ledger/pools.js';
 import { launchCounts } from '../ledger/queries.js';
 import { listTaskDetails } from '../ledger/task-details.js';
+import { taskJson } from '../ledger/task-json.js';
 import { cancelPoolTasks } from '../ledger/transitions.js';
 import { poolOf } from '../protocol/backend-ref.js';
 import type {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { DroverError } from '../errors.js';
-import { describeChanges, findJob, type JobChanges, type JobRow, syncJobTasks } from '../ledger/jobs.js';
+import { describeChanges, type JobChanges, syncJobTasks } from '../ledger/job-sync.js';
+import { findJob, type JobRow } from '../ledger/jobs.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
 import {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
 import { recordHistory } from '../ledger/history.js';
-import { findJob, type JobChanges, JobSync } from '../ledger/jobs.js';
+import { type JobChanges, JobSync } from '../ledger/job-sync.js';
+import { findJob } from '../ledger/jobs.js';
 import { openLaunches } from '../ledger/launches.js';
 import type { Ledger } from '../ledger/ledger.js';
 import {

@@ -1,3 +1,4 @@
+import type { TaskRow } from './jobs.js';
 import { keysetChunks, keysetPage } from './keyset.js';
 import { NO_LATEST } from './latest-attempt.js';
 import type { Ledger } from './ledger.js';
@@ -61,4 +62,29 @@ export function* taskJsonChunks(
   const sql = `SELECT max(id) AS last, CAST(group_concat(j, ',' || char(10) ORDER BY id) AS BLOB) AS text FROM (${page})`;
   for (const [row] of keysetChunks<[number | null, Buffer]>(ledger, sql, [...name, job.id, ...w.args], size))
     yield row![1];
+}
+
+/** A task as the scripting contract shows it (`drover list --json`, the server's task list). */
+export function taskJson(
+  t: TaskRow & {
+    started_at: number | null;
+    ended_at: number | null;
+    duration: number | null;
+    host: string | null;
+  },
+) {
+  return {
+    task: t.id,
+    command: t.command,
+    tag: t.tag,
+    state: t.state,
+    exit_code: t.exit_code,
+    attempts: t.attempts,
+    launch: t.last_launch_id === null ? null : String(t.last_launch_id),
+    started_at: t.started_at,
+    ended_at: t.ended_at,
+    duration_s: t.duration,
+    host: t.host,
+    params: t.params,
+  };
 }

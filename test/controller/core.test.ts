@@ -9,7 +9,7 @@ import type { Clock, Log, Signals } from '../../src/controller/ports.js';
 import { loadState } from '../../src/controller/restart.js';
 import { ledgerStore } from '../../src/controller/store.js';
 import { applyReport, applyReports, registerWorker } from '../../src/controller/worker-events.js';
-import { syncJobTasks } from '../../src/ledger/jobs.js';
+import { syncJobTasks } from '../../src/ledger/job-sync.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { droverPaths } from '../../src/paths.js';
 import type { LaunchSettings, PollAnswer } from '../../src/protocol/messages.js';

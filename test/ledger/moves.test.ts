@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { syncJobTasks } from '../../src/ledger/jobs.js';
+import { syncJobTasks } from '../../src/ledger/job-sync.js';
 import { refuseActive } from '../../src/ledger/launches.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { isLegalMove, MOVES } from '../../src/ledger/moves.js';

@@ -1,14 +1,13 @@
 // `list --json` has SQLite write each task's line from its row alone (task-json.ts, taskJsonChunks): a whole job
 // along the primary key, aggregated without sorting; a filtered one sorted by id. The server's task list makes
-// the same objects in JavaScript from the latest attempt join (jobs.ts, taskJson). For any job — ids with gaps,
+// the same objects in JavaScript from the latest attempt join (taskJson, beside it). For any job — ids with gaps,
 // tasks in every state, run once or more, with or without an end or a host — and any filter and chunk size, the
 // two must be the same objects in the same order.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { taskJson } from '../../src/ledger/jobs.js';
 import { listTaskDetails } from '../../src/ledger/task-details.js';
-import { taskJsonChunks } from '../../src/ledger/task-json.js';
+import { taskJson, taskJsonChunks } from '../../src/ledger/task-json.js';
 import { recordAttempt, recordEndWithoutStart, recordStart } from '../../src/ledger/transitions.js';
 import { STATES, type State } from '../../src/protocol/states.js';
 import { end, launch, start, syncJob, tempLedger } from '../helpers/ledger.js';
