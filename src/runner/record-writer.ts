@@ -179,3 +179,24 @@ export class RecordWriter {
     }
   }
 }
+
+/**
+ * How long a stopped runner (Ctrl-C, SIGTERM, `drover cancel`) waits for space to write the records it keeps
+ * before it saves them under the temporary folder and ends: a stop signal often comes once (`timeout`, a
+ * scheduler, systemd, which kill for good soon after), so waiting for space without end would lose them all.
+ */
+const STOPPED_WAIT_MS = 10_000;
+
+/**
+ * Call `end` once everything `writer` was given is in its file; a stopped runner's `end` comes after
+ * STOPPED_WAIT_MS at the latest while the file refuses writes (it may come twice: `end` minds that).
+ */
+export function endWhenWritten(writer: RecordWriter, stopped: boolean, end: () => void): void {
+  writer.whenWritten(end);
+  if (stopped && writer.blocked) {
+    process.stderr.write(
+      `drover: stopping: waiting up to ${STOPPED_WAIT_MS / 1000} s for space to write the last records, then saving them in the temporary folder\n`,
+    );
+    setTimeout(end, STOPPED_WAIT_MS);
+  }
+}
