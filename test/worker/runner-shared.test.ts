@@ -87,7 +87,9 @@ test('abandon stops exactly the named attempts, running or queued, and reports n
     { id: 1, command: 'echo second', attempt: 2 },
   ]);
   const pidFile = path.join(dir, 'first.pid');
-  for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+  // Running: its start reported (the runner heard from the starter) and its pid written (its shell runs).
+  const running = () => fs.existsSync(pidFile) && seen.some((r) => r.type === 'start' && r.task === 1);
+  for (let i = 0; i < 100 && !running(); i++) await new Promise((r) => setTimeout(r, 50));
   const pid = Number(fs.readFileSync(pidFile, 'utf8'));
   runner.abandon([
     { task: 1, attempt: 1 },
