@@ -42,7 +42,7 @@ const ALONE = {
   'web/session-scope.test.ts': 'a real browser',
   'controller/adversarial.test.ts': 'slow clients: answers within a second, and each cut at its deadline',
   'controller/adversarial-files.test.ts': 'every answer within a second',
-  'runner/conformance.test.ts': 'its "under load" part keeps both cores busy on purpose',
+  'runner/conformance-under-load.test.ts': 'it keeps both cores busy on purpose',
 };
 /** Folders and files of pure code: no drover process, no child process, milliseconds each. */
 const UNIT = [
