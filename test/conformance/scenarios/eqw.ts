@@ -76,7 +76,8 @@ async function statusAskingReasons(b: BackendUnderTest, site: Site, job: string,
 export const eqwReasonUnread: Scenario = {
   name: 'an element in Eqw whose reason qstat -j does not give stays queued; then error with the reason, or a general one',
   notFor: (b) => (b.scheduler?.kind === 'gridengine' ? fakesOnly(b) : 'Eqw is Grid Engine’s'),
-  timeoutMs: usual,
+  // Two launches and a dozen status calls, each of which waits for drover to ask qstat -j.
+  timeoutMs: (b) => usual(b) * 2,
   async run(b, site) {
     const out = path.join(site.cwd, 'element-logs');
     await prelaunch(site, 'R', 'echo', ['a', 'b']);
