@@ -4,7 +4,7 @@ import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
 import { afterNow, launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { launch } from '../launch/launch.js';
-import { checkSpec, type LaunchSpec } from '../launch/spec.js';
+import { checkSpec, LAUNCH_DEFAULTS, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { taskLabeler } from '../ledger/queries.js';
 import { poolOf, poolRef } from '../protocol/backend-ref.js';
@@ -96,13 +96,13 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     '--retry-delay <s>',
     'seconds before the first retry; doubles each retry, max 60 s, ±20%',
     durationOption('--retry-delay', SECONDS.retryDelay),
-    1,
+    LAUNCH_DEFAULTS.retryDelay,
   ],
   [
     '--kill-grace <s>',
     'seconds between SIGTERM and SIGKILL when stopping a task',
     durationOption('--kill-grace', SECONDS.killGrace),
-    5,
+    LAUNCH_DEFAULTS.killGrace,
   ],
   ['--venv <path>', 'activate this Python virtualenv for each task'],
   [
@@ -185,7 +185,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       ...pick(['cpus', 'duration', 'maxTasks', 'maxTasksPerNode', 'partition', 'account', 'qos', 'after']),
       ...(gpus !== undefined ? { gpus } : {}),
       ...(o.mem !== undefined ? { memMb: num('mem') } : {}),
-      tasksPerNode: num('tasksPerNode') ?? 1,
+      tasksPerNode: num('tasksPerNode') ?? LAUNCH_DEFAULTS.tasksPerNode,
       extraArgs,
     },
     retryDelay: num('retryDelay')!,

@@ -56,6 +56,32 @@ export interface LaunchSpec {
   argv: readonly string[];
 }
 
+/** The defaults of `drover launch`'s options that every spec carries: the CLI's, the pool API's, the dashboard's. */
+export const LAUNCH_DEFAULTS = { retryDelay: 1, killGrace: 5, tasksPerNode: 1 } as const;
+
+/**
+ * `drover launch JOB --failed` on `backend`, every other option at its default: the dashboard's rerun. A local
+ * one runs detached, as it must outlive the request that asked for it.
+ */
+export function failedRerunSpec(
+  jobname: string,
+  backend: string,
+  cwd: string,
+  argv: readonly string[],
+): LaunchSpec {
+  return {
+    backend,
+    jobname,
+    failed: true,
+    request: { tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode, extraArgs: [] },
+    retryDelay: LAUNCH_DEFAULTS.retryDelay,
+    killGrace: LAUNCH_DEFAULTS.killGrace,
+    cwd,
+    ...(backend === 'local' ? { detach: true } : {}),
+    argv,
+  };
+}
+
 /** Where a launch's attempts leave their results (see LaunchSpec.result). */
 export type ResultSource = 'file' | 'stdout';
 

@@ -3,7 +3,7 @@ import { usageError } from '../errors.js';
 import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import type { CreateLaunchRequest } from '../protocol/messages.js';
 import { formatSize, parseSize } from '../util/size.js';
-import type { LaunchSpec } from './spec.js';
+import { LAUNCH_DEFAULTS, type LaunchSpec } from './spec.js';
 
 /**
  * A pool launch as the one request the CLI sends the controller (`POST /v1/launches`). `--command` without
@@ -58,13 +58,13 @@ export function fromWire(req: CreateLaunchRequest): LaunchSpec {
       ...(req.cpus !== undefined ? { cpus: req.cpus } : {}),
       ...(req.gpus !== undefined ? { gpus: req.gpus } : {}),
       ...(req.mem !== undefined ? { memMb: parseSize(req.mem, '--mem') } : {}),
-      tasksPerNode: 1,
+      tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode,
       extraArgs: [],
     },
     ...(req.retries !== undefined ? { retries: req.retries } : {}),
-    retryDelay: req.retry_delay ?? 1,
+    retryDelay: req.retry_delay ?? LAUNCH_DEFAULTS.retryDelay,
     ...(req.task_timeout !== undefined ? { taskTimeout: req.task_timeout } : {}),
-    killGrace: req.kill_grace ?? 5,
+    killGrace: req.kill_grace ?? LAUNCH_DEFAULTS.killGrace,
     ...(req.env ? { env: req.env } : {}),
     cwd: req.cwd,
     ...(req.dry_run ? { dryRun: true } : {}),

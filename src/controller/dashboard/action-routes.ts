@@ -1,15 +1,14 @@
-import { execFile } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import { refresh } from '../../backends/refresh.js';
 import { applyCancel, cancelPlan } from '../../launch/cancel.js';
 import { recordHistory } from '../../ledger/history.js';
 import { jobLaunches } from '../../ledger/launches.js';
-import { backendArgv } from '../../protocol/backend-ref.js';
 import type { CancelAnswer, RerunFailedAnswer } from '../../protocol/dashboard.js';
 import { parseTasklist } from '../../tasklist/tasklist.js';
 import type { Controller } from '../controller.js';
 import { HttpError } from '../http-error.js';
 import { type DashboardContext, fullRefresh, jobOf, UI, user } from './context.js';
+import { rerunFailed } from './rerun.js';
 
 /** Register the dashboard's actions: cancel (a job, or some of its tasks) and rerun failed. Never in `drover ui`. */
 export function actionRoutes(app: FastifyInstance, d: DashboardContext): void {
@@ -79,12 +78,7 @@ export function actionRoutes(app: FastifyInstance, d: DashboardContext): void {
       const latest = jobLaunches(ledger, job.id).at(-1);
       if (!latest)
         throw new HttpError(409, 'conflict', `job '${job.name}' was never launched: launch it first`);
-      if (!d.drover) throw new HttpError(403, 'read-only', 'this dashboard cannot start launches');
-      const where = [...backendArgv(latest.backend), ...(latest.backend === 'local' ? ['--detach'] : [])];
-      // The CLI's own launch, as its own process (argv, no shell): the launch outlives this request, and a
-      // local one runs detached as `drover launch --detach` does.
-      const out = await runDrover(d.drover, ['launch', job.name, '--failed', ...where, '--json']);
-      return JSON.parse(out) as RerunFailedAnswer;
+      return rerunFailed(d, ledger, job, latest.backend);
     },
   );
 }
@@ -92,27 +86,4 @@ export function actionRoutes(app: FastifyInstance, d: DashboardContext): void {
 /** Wake the controller to act on cancels now (pool tasks held by workers). */
 function wake(controller: Controller | undefined): void {
   controller?.processCancels();
-}
-
-/** Run drover (this same one) with argv; its stdout, or a 4xx/5xx with its one-line error. */
-function runDrover(drover: { node: string; bin: string; cwd: string }, argv: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      drover.node,
-      [drover.bin, ...argv],
-      { cwd: drover.cwd, timeout: 120_000, maxBuffer: 16 << 20, env: { ...process.env, NO_COLOR: '1' } },
-      (err, stdout, stderr) => {
-        if (!err) return resolve(stdout);
-        const line = stderr.trim().split('\n').at(-1) ?? String(err);
-        const code = (err as { code?: unknown }).code;
-        reject(
-          new HttpError(
-            code === 2 ? 400 : 502,
-            code === 2 ? 'bad-request' : 'backend',
-            line.replace(/^drover: (error: )?/, ''),
-          ),
-        );
-      },
-    );
-  });
 }

@@ -1,0 +1,55 @@
+import { launch } from '../../launch/launch.js';
+import { failedRerunSpec } from '../../launch/spec.js';
+import type { JobRow } from '../../ledger/jobs.js';
+import type { Ledger } from '../../ledger/ledger.js';
+import { backendArgv, poolOf } from '../../protocol/backend-ref.js';
+import type { RerunFailedAnswer } from '../../protocol/dashboard.js';
+import { HttpError } from '../http-error.js';
+import { createPoolLaunch } from '../launch-create.js';
+import { liveWorkerCount } from '../pool-status.js';
+import type { DashboardContext } from './context.js';
+
+/**
+ * Rerun a job's failed tasks where its latest launch ran, through the one launch path (src/launch/), as
+ * `drover launch JOB --failed` would: on a pool through the controller's own launch (its dispatcher takes it at
+ * once), elsewhere by the launch library in this process — a local rerun detached, so it outlives the request.
+ */
+export async function rerunFailed(
+  d: DashboardContext,
+  ledger: Ledger,
+  job: JobRow,
+  backend: string,
+): Promise<RerunFailedAnswer> {
+  if (!d.drover) throw new HttpError(403, 'read-only', 'this dashboard cannot start launches');
+  const argv = ['launch', job.name, '--failed', ...backendArgv(backend), '(dashboard)'];
+  const pool = poolOf(backend);
+  if (pool !== undefined) {
+    const ctx = d.pools?.();
+    if (!ctx) throw new HttpError(403, 'read-only', 'this dashboard has no pool controller to launch on');
+    const made = await createPoolLaunch(
+      ledger,
+      { pool, jobname: job.name, failed: true, cwd: d.drover.cwd, argv },
+      (name) => liveWorkerCount(ctx, name),
+    );
+    if (made.launch !== null) ctx.controller.loadLaunch(Number(made.launch));
+    return { ...made };
+  }
+  const made = await launch(
+    { paths: ledger.paths, ledger },
+    failedRerunSpec(job.name, backend, d.drover.cwd, argv),
+    {
+      drover: { bin: d.drover.bin, node: d.drover.node },
+      quietJobfile: true,
+    },
+  );
+  if (made.launch === null || !made.outcome) return { jobname: made.jobname, launch: null, tasks: 0 };
+  return {
+    jobname: made.jobname,
+    launch: String(made.launch.id),
+    backend: made.backend,
+    tasks: made.count,
+    tasklist: made.tasklist,
+    handles: made.outcome.handles ?? {},
+    warnings: made.outcome.warnings,
+  };
+}
