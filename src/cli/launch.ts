@@ -14,7 +14,7 @@ import { envOption } from './env-option.js';
 import { launchOnPool } from './follow.js';
 import { splitOperands } from './operands.js';
 import { note } from './output.js';
-import { durationOption, intOption, sizeOption } from './parse.js';
+import { durationOption, intOption, signalOption, sizeOption } from './parse.js';
 import { Progress } from './progress.js';
 import { self } from './self.js';
 import { reportLaunch } from './summary.js';
@@ -104,6 +104,7 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     durationOption('--kill-grace', SECONDS.killGrace),
     LAUNCH_DEFAULTS.killGrace,
   ],
+  ['--signal <SIG@TIME>', 'send each task SIG, TIME before its time limit, e.g. USR1@5m', signalOption],
   ['--venv <path>', 'activate this Python virtualenv for each task'],
   [
     '--env <name=value>',
@@ -176,6 +177,7 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       'unfinished',
       'retries',
       'taskTimeout',
+      'signal',
       'detach',
       'dryRun',
       'result',

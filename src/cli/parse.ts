@@ -2,6 +2,7 @@ import { parseDuration } from '../util/duration.js';
 import { parseInteger } from '../util/integer.js';
 import type { Range } from '../util/limits.js';
 import { parseSize } from '../util/size.js';
+import { parseWarnSignal, type WarnSignal } from '../util/warn-signal.js';
 
 /**
  * Commander value parsers: every numeric, duration and size option of every command goes through one of these,
@@ -22,4 +23,9 @@ export function durationOption(flag: string, range: Range): (value: string) => n
 /** A memory size in MiB (util/size.ts): `500M`, `4G`, `4GiB`. */
 export function sizeOption(flag: string): (value: string) => number {
   return (value: string) => parseSize(value, flag);
+}
+
+/** `--signal SIG@TIME` (util/warn-signal.ts): a catchable signal and whole seconds before the time limit. */
+export function signalOption(value: string): WarnSignal {
+  return parseWarnSignal(value, '--signal');
 }

@@ -31,6 +31,7 @@ import type { RunSettings } from '../runner/group.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS } from '../util/limits.js';
+import { formatWarnSignal } from '../util/warn-signal.js';
 import { launchJob, type Workspace } from './job.js';
 import { selectTasks } from './select.js';
 import { checkSpec, isChecked, type LaunchSpec } from './spec.js';
@@ -90,6 +91,11 @@ function runSettings(
     retryDelay: spec.retryDelay,
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
     killGrace: spec.killGrace,
+    ...(spec.signal !== undefined ? { warnSignal: spec.signal } : {}),
+    // A cluster element's limit, which its runner times tasks' warnings and DROVER_DEADLINE by.
+    ...(spec.backend !== 'local' && spec.request.duration !== undefined
+      ? { runnerLimit: spec.request.duration }
+      : {}),
     logDir: ws.paths.logDir(job.name, id),
     logs: spec.logs ?? launchBackend(spec.backend).traits.logs[0]!,
     recordsDir: path.join(dir, 'records'),
@@ -153,6 +159,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
       retries,
       retryDelay: spec.retryDelay,
       taskTimeout: spec.taskTimeout,
+      ...(spec.signal !== undefined ? { signal: formatWarnSignal(spec.signal) } : {}),
       detach: spec.detach === true,
       result: spec.result ?? 'file',
       ...(spec.command !== undefined ? { command: spec.command } : {}),

@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.js';
 import { usageError } from '../errors.js';
-import { backendFlag } from '../protocol/backend-ref.js';
+import { backendFlag, poolOf } from '../protocol/backend-ref.js';
 import type { LogsMode } from '../runner/group.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
+import { checkWarnSignal, type WarnSignal } from '../util/warn-signal.js';
 import { checkSelection } from './select.js';
 
 /**
@@ -36,6 +37,8 @@ export interface LaunchSpec {
   taskTimeout?: number;
   /** Seconds between SIGTERM and SIGKILL. */
   killGrace: number;
+  /** `--signal SIG@TIME`: each task gets SIG this many seconds before its time limit. */
+  signal?: WarnSignal;
   /** A virtualenv activated for each task (absolute). */
   venv?: string;
   /** Extra environment of every task. */
@@ -182,6 +185,31 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
     throw usageError(`--venv '${spec.venv}' has no bin/ folder: give the path of a virtualenv`);
   }
   if (!path.isAbsolute(spec.cwd)) throw usageError(`cwd '${spec.cwd}' must be an absolute path`);
+  if (spec.signal !== undefined) checkSignalLimit(spec, spec.signal);
   backend.check?.(spec.request, spec.detach === true);
   return Object.assign(spec, { [CHECKED]: true as const });
+}
+
+/**
+ * `--signal` warns before a time limit: the shortest one a task has (`--task-timeout`, and `--duration`: per task
+ * on local, per element on clusters; a pool's tasks have only their own), which the time must be below.
+ */
+function checkSignalLimit(spec: LaunchSpec, signal: WarnSignal): void {
+  const pool = poolOf(spec.backend) !== undefined;
+  const limits: [number, string][] = [];
+  if (spec.taskTimeout !== undefined) limits.push([spec.taskTimeout, '--task-timeout']);
+  // A local launch's --duration is each task's limit only when --task-timeout is not given (launch.ts).
+  const duration = spec.request.duration;
+  if (duration !== undefined && !pool && !(spec.backend === 'local' && spec.taskTimeout !== undefined))
+    limits.push([duration, '--duration']);
+  const shortest = limits.reduce<[number, string] | undefined>(
+    (m, l) => (m && m[0] <= l[0] ? m : l),
+    undefined,
+  );
+  checkWarnSignal(
+    signal,
+    shortest?.[0],
+    shortest?.[1] ?? '',
+    pool ? '--task-timeout' : '--task-timeout or --duration',
+  );
 }

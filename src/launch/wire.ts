@@ -3,6 +3,7 @@ import { usageError } from '../errors.js';
 import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import type { CreateLaunchRequest } from '../protocol/messages.js';
 import { formatSize, parseSize } from '../util/size.js';
+import { formatWarnSignal, parseWarnSignal } from '../util/warn-signal.js';
 import { LAUNCH_DEFAULTS, type LaunchSpec } from './spec.js';
 
 /**
@@ -33,6 +34,7 @@ export function toWire(spec: LaunchSpec): CreateLaunchRequest {
     retry_delay: spec.retryDelay,
     ...(spec.taskTimeout !== undefined ? { task_timeout: spec.taskTimeout } : {}),
     kill_grace: spec.killGrace,
+    ...(spec.signal !== undefined ? { signal: formatWarnSignal(spec.signal) } : {}),
     cwd: spec.cwd,
     ...(env ? { env } : {}),
     ...(spec.dryRun ? { dry_run: true } : {}),
@@ -65,6 +67,7 @@ export function fromWire(req: CreateLaunchRequest): LaunchSpec {
     retryDelay: req.retry_delay ?? LAUNCH_DEFAULTS.retryDelay,
     ...(req.task_timeout !== undefined ? { taskTimeout: req.task_timeout } : {}),
     killGrace: req.kill_grace ?? LAUNCH_DEFAULTS.killGrace,
+    ...(req.signal !== undefined ? { signal: parseWarnSignal(req.signal) } : {}),
     ...(req.env ? { env: req.env } : {}),
     cwd: req.cwd,
     ...(req.dry_run ? { dryRun: true } : {}),

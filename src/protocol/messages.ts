@@ -5,6 +5,7 @@
  * Errors are `{ "error": { "code", "message" } }` with a 4xx/5xx status. A change that breaks a message bumps
  * API_VERSION; adding an optional field does not.
  */
+import type { WarnSignal } from '../util/warn-signal.js';
 import type { AttemptRecord } from './records.js';
 
 /** Version of this API: the path prefix `/v1`. */
@@ -153,6 +154,8 @@ export interface CreateLaunchRequest {
   /** Per-attempt time limit in seconds. */
   task_timeout?: number;
   kill_grace?: number;
+  /** `--signal SIG@TIME` (e.g. `USR1@5m`): each task gets SIG, TIME before its time limit. */
+  signal?: string;
   /** Working directory of the tasks (absolute). */
   cwd: string;
   /** Extra environment of every task. */
@@ -302,6 +305,8 @@ export interface LaunchSettings {
   logs?: 'files' | 'segments';
   taskTimeout?: number;
   killGrace: number;
+  /** `--signal`: the signal each task gets, seconds before its time limit. */
+  warnSignal?: WarnSignal;
   header?: string;
   footer?: string;
   venv?: string;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { atPath } from '../files.js';
 import { AtomicFile } from '../sweep/atomic-file.js';
+import type { WarnSignal } from '../util/warn-signal.js';
 
 /**
  * What one runner runs: its group of a launch's tasks and how to run them. A runner reads only this (from the
@@ -51,6 +52,13 @@ export interface RunSettings {
   taskTimeout?: number;
   /** Seconds between SIGTERM and SIGKILL when stopping a task. */
   killGrace: number;
+  /** `--signal`: each task gets this signal this many seconds before its time limit; omitted → none. */
+  warnSignal?: WarnSignal;
+  /**
+   * Seconds the runner has from its start: a cluster element's time limit (`--duration`). A task's time limit
+   * is the nearer of its own (`taskTimeout`) and this one's end; omitted → none.
+   */
+  runnerLimit?: number;
   /** Folder of the tasks' log files. */
   logDir: string;
   /**

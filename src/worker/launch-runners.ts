@@ -83,6 +83,7 @@ export class LaunchRunners {
       retryDelay: 0,
       ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
       killGrace: s.killGrace,
+      ...(s.warnSignal ? { warnSignal: s.warnSignal } : {}),
       logDir: s.logDir,
       logs: s.logs ?? 'files',
       recordsDir: path.join(this.c.dir, id, `launch-${s.launch}`),

@@ -24,6 +24,12 @@ const spec: fc.Arbitrary<LaunchSpec> = fc
       memMb: fc.integer({ min: 1, max: 1 << 20 }),
       retries: fc.integer({ min: 0, max: 10 }),
       taskTimeout: fc.integer({ min: 1, max: 86_400 }),
+      signal: fc
+        .record({
+          signal: fc.constantFrom<NodeJS.Signals>('SIGUSR1', 'SIGUSR2', 'SIGTERM', 'SIGINT'),
+          seconds: fc.integer({ min: 1, max: 86_400 }),
+        })
+        .map((w) => ({ ...w })),
       env: fc.dictionary(fc.stringMatching(/^[A-Z_]{1,8}$/), text, { maxKeys: 3 }).map((d) => ({ ...d })),
       dryRun: fc.constant(true),
       result: fc.constantFrom('file' as const, 'stdout' as const),
@@ -84,4 +90,5 @@ test('the controller refuses what the CLI would: --num-jobs without a command, a
     () => fromWire({ ...wire, jobfile: 'jobs.json' }),
     /jobfile 'jobs.json' must be an absolute path/,
   );
+  assert.throws(() => fromWire({ ...wire, signal: 'KILL@1m' }), /SIGKILL cannot be caught/);
 });

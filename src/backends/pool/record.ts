@@ -18,6 +18,7 @@ export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void
     ...(s.logs ? { logs: s.logs } : {}),
     ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
     killGrace: s.killGrace,
+    ...(s.warnSignal ? { warnSignal: s.warnSignal } : {}),
     ...(config.header ? { header: config.header } : {}),
     ...(config.footer ? { footer: config.footer } : {}),
     ...(s.venv ? { venv: s.venv } : {}),
