@@ -60,6 +60,8 @@ export interface AttemptContext {
   /** Variables of the group that a shared starter does not have in its environment. */
   readonly groupEnv: Record<string, string>;
   readonly hooks: RunnerHooks;
+  /** When the runner's own time ends (a cluster element's limit), Unix seconds; undefined: never. */
+  readonly runnerEnd?: number;
   /** Write a record to the record file and pass it on (`quiet`: to the file only). */
   record(r: AttemptRecord, quiet: boolean): void;
 }
@@ -83,6 +85,10 @@ export function submitAttempt(ctx: AttemptContext, q: Queued): Attempt {
   const { task, attempt } = q;
   const { group, site } = ctx;
   const command = wrapCommand(task.command, group.header, group.footer);
+  const limit = {
+    ...(group.taskTimeout !== undefined ? { seconds: group.taskTimeout } : {}),
+    ...(ctx.runnerEnd !== undefined ? { until: ctx.runnerEnd } : {}),
+  };
   const exec = ctx.starter.submit({
     argv: commandArgv(command),
     taskEnv: {
@@ -95,6 +101,7 @@ export function submitAttempt(ctx: AttemptContext, q: Queued): Attempt {
     },
     cwd: group.cwd,
     logs: site.segments ? { segments: site.segments } : attemptLogFiles(site.logDir, task.id, attempt),
+    ...(limit.seconds !== undefined || limit.until !== undefined ? { limit } : {}),
   });
   return { ...q, exec, state: { kind: 'submitted' }, timers: [], abandoned: false };
 }
@@ -116,6 +123,28 @@ export function onStarted(ctx: AttemptContext, a: Attempt, s: ProcessStart | nul
   else if (ctx.group.taskTimeout !== undefined) {
     a.timers.push(setLongTimeout(() => onStop(ctx, a, 'timeout'), ctx.group.taskTimeout * 1000));
   }
+  if (a.state.kind === 'running') warnBeforeLimit(ctx, a, a.state);
+}
+
+/**
+ * `--signal`: the warning, once, to the task's process group TIME before its limit (the nearer of its own and
+ * the runner's end), at once if it starts with less time left. It may exit; if not, its limit ends it.
+ */
+function warnBeforeLimit(ctx: AttemptContext, a: Attempt, started: Started): void {
+  const warn = ctx.group.warnSignal;
+  if (warn === undefined) return;
+  const own = ctx.group.taskTimeout !== undefined ? ctx.group.taskTimeout * 1000 : Number.POSITIVE_INFINITY;
+  // The runner's end on its monotonic clock (performance.now() counts from performance.timeOrigin).
+  const runner =
+    ctx.runnerEnd !== undefined
+      ? ctx.runnerEnd * 1000 - performance.timeOrigin - started.startedMono
+      : Number.POSITIVE_INFINITY;
+  const left = Math.min(own, runner);
+  if (!Number.isFinite(left)) return;
+  const send = () => {
+    if (a.state.kind === 'running') ctx.starter.signal(a.exec, warn.signal);
+  };
+  a.timers.push(setLongTimeout(send, Math.max(0, left - warn.seconds * 1000)));
 }
 
 /** The runner stops the attempt: withdrawn if it has not started, else SIGTERM, SIGKILL after the grace period. */

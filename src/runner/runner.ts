@@ -100,6 +100,10 @@ export class Runner {
       // Variables of this group that a shared starter does not have in its environment.
       groupEnv: options.starter ? envBeyond(baseEnv, env) : {},
       hooks,
+      // A cluster element's limit counts from the runner's start (within Node's start of the element's).
+      ...(group.runnerLimit !== undefined
+        ? { runnerEnd: performance.timeOrigin / 1000 + group.runnerLimit }
+        : {}),
       record: (r, quiet) => this.record(r, quiet),
     };
   }

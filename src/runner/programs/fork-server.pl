@@ -90,6 +90,18 @@ sub span_end {
 my $buf = ''; my $eof = 0; my $stop_at = 0; my $grace = 5; my $aborted = 0;
 use Cwd (); my $start_dir = Cwd::getcwd();
 sub pairs { my %h; for my $kv (@_) { my $i = index($kv, '='); $h{substr($kv, 0, $i)} = substr($kv, $i + 1); } return %h; }
+# `DROVER_LIMIT=S,U` (starter.ts limitPair): seconds from the start and an end in Unix seconds, either empty;
+# replaced by the task's DROVER_TIME_LEFT_S and DROVER_DEADLINE.
+sub limit_env {
+  my ($env, $now) = @_;
+  my ($s, $u) = split(/,/, delete $env->{DROVER_LIMIT}, -1);
+  my $end = length($s) ? $now + $s : undef;
+  $end = $u if length($u) && (!defined $end || $u < $end);
+  return unless defined $end;
+  my $left = POSIX::floor($end - $now);
+  $env->{DROVER_TIME_LEFT_S} = $left < 0 ? 0 : $left;
+  $env->{DROVER_DEADLINE} = POSIX::floor($end);
+}
 # Reports of up to 20 ms go out in one write (at once when a slot would idle), as in the Python server.
 my $reports = ''; my $last_flush = 0;
 sub flush_out {
@@ -164,6 +176,7 @@ sub launch {
       }
       if ($cwd ne $start_dir) { chdir($cwd) or do { print STDERR "drover: cannot enter $cwd: $!\n"; POSIX::_exit(126); }; }
       my %task_env = (%{ $slot_env{$slot} || {} }, pairs(@env));
+      limit_env(\%task_env, Time::HiRes::time()) if exists $task_env{DROVER_LIMIT};
       @ENV{keys %task_env} = values %task_env;
       { no warnings 'exec'; exec { $argv[0] } @argv; }
       my $code = $!{ENOENT} ? 127 : 126;

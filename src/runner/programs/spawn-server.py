@@ -75,6 +75,13 @@ def pairs(kvs):
     return d
 
 
+def limit_env(limit, now):
+    # `S,U` (starter.ts limitPair): seconds from the start and an end in Unix seconds, either empty.
+    s, u = limit.split(b',')
+    end = min(now + float(s) if s else math.inf, float(u) if u else math.inf)
+    return {b'DROVER_TIME_LEFT_S': b'%d' % max(0, math.floor(end - now)), b'DROVER_DEADLINE': b'%d' % math.floor(end)}
+
+
 def messages(buf, handle):
     # Messages are taken by position and the rest kept once: a pool worker may send thousands in one write.
     pos = 0
@@ -191,6 +198,9 @@ def start(kind, f, started, mono):
     env = dict(base)
     env.update(slot_env)
     env.update(pairs(rest[2 + nargs:2 + nargs + nenv]))
+    limit = env.pop(b'DROVER_LIMIT', None)
+    if limit is not None:
+        env.update(limit_env(limit, time.time()))
     span = None
     if kind == b'T':
         at = logs[0] + b'.' + slot.encode()

@@ -5,6 +5,7 @@ import { programText } from '../programs.js';
 import type { Slot } from '../slots.js';
 import {
   type Execution,
+  limitPair,
   type ProcessExit,
   type ProcessStart,
   type ProcessStarter,
@@ -140,6 +141,7 @@ export class ForkServerStarter implements ProcessStarter {
     this.pending.set(id, { started: false, resolveStarted, resolveExit });
     this.ids.set(e, id);
     const env = envPairs(req.taskEnv);
+    if (req.limit) env.push(limitPair(req.limit));
     const logs = 'segments' in req.logs ? ['T', req.logs.segments] : ['S', req.logs.out, req.logs.err];
     this.send([
       logs[0]!,

@@ -8,6 +8,7 @@ import type { Slot } from '../slots.js';
 import { SegmentFiles } from './segment-files.js';
 import {
   type Execution,
+  limitEnv,
   type ProcessExit,
   type ProcessStart,
   type ProcessStarter,
@@ -192,7 +193,12 @@ export class NodeSpawnStarter implements ProcessStarter {
       try {
         child = spawn(req.argv[0]!, req.argv.slice(1), {
           cwd: req.cwd,
-          env: { ...this.baseEnv, ...slotEnv(slot), ...req.taskEnv },
+          env: {
+            ...this.baseEnv,
+            ...slotEnv(slot),
+            ...req.taskEnv,
+            ...(req.limit ? limitEnv(req.limit, Date.now() / 1000) : {}),
+          },
           // In segments, pipes of its own, cut when it ends (StreamTap); else its own log files.
           stdio: ['ignore', span ? 'pipe' : logs.out, span ? 'pipe' : logs.err],
           detached: true,

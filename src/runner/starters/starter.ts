@@ -14,6 +14,37 @@ export interface TaskRequest {
   taskEnv: Record<string, string>;
   cwd: string;
   logs: TaskLogs;
+  /** Its time limit, which the starter tells it at its start (DROVER_TIME_LEFT_S, DROVER_DEADLINE); none if omitted. */
+  limit?: TaskLimit;
+}
+
+/**
+ * A task's time limit as the runner knows it before the task starts: seconds from its start (`--task-timeout`),
+ * and the end of the runner's own time (a cluster element's limit, Unix seconds); the nearer one counts.
+ */
+export interface TaskLimit {
+  seconds?: number;
+  until?: number;
+}
+
+/** DROVER_TIME_LEFT_S (whole seconds) and DROVER_DEADLINE (Unix seconds) of a task starting at `now`. */
+export function limitEnv(limit: TaskLimit, now: number): Record<string, string> {
+  const end = Math.min(
+    now + (limit.seconds ?? Number.POSITIVE_INFINITY),
+    limit.until ?? Number.POSITIVE_INFINITY,
+  );
+  return {
+    DROVER_TIME_LEFT_S: String(Math.max(0, Math.floor(end - now))),
+    DROVER_DEADLINE: String(Math.floor(end)),
+  };
+}
+
+/**
+ * The limit as the fork servers take it (spawn-server.py, fork-server.pl): the variable `DROVER_LIMIT=S,U`
+ * among the task's, either field empty, which they replace by limitEnv's two at the task's start.
+ */
+export function limitPair(limit: TaskLimit): string {
+  return `DROVER_LIMIT=${limit.seconds ?? ''},${limit.until ?? ''}`;
 }
 
 /**
