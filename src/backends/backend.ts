@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/ledger.js';
 import type { DroverPaths } from '../paths.js';
 import type { LogsMode, RunSettings } from '../runner/group.js';
 import type { TaskEnd } from '../runner/runner.js';
+import type { WarnSignal } from '../util/warn-signal.js';
 
 /** Resources and scheduler options of a launch, as the user asked for them (flags over config). */
 export interface LaunchRequest {
@@ -28,6 +29,11 @@ export interface LaunchRequest {
   after?: string;
   /** Arguments after `--`, passed to the scheduler's submit command as they are. */
   extraArgs: string[];
+  /**
+   * `--signal` (the spec's, added by launch()): schedulers that can send it themselves are asked to as well
+   * (Slurm's `--signal=B:`); runners time it in every case (RunSettings.warnSignal).
+   */
+  signal?: WarnSignal;
 }
 
 /** Everything a cluster backend needs to submit one launch. */

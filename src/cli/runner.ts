@@ -109,6 +109,9 @@ export function registerRunner(program: Command): void {
       process.on('SIGINT', stop);
       process.on('SIGHUP', stop);
       process.on('SIGUSR1', () => runner.checkCancelRequests());
+      // A cluster element's batch script relays the scheduler's warning (--signal) as SIGUSR2.
+      if (group.warnSignal !== undefined && group.runnerLimit !== undefined)
+        process.on('SIGUSR2', () => runner.warnTasks());
       const stopIngesting = kept && ingestWhileRunning(kept.ledger, kept.launch);
       const summary = await runner.run();
       stopIngesting?.();

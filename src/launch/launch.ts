@@ -131,6 +131,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
     ...(spec.request.partition === undefined && config.partition ? { partition: config.partition } : {}),
     ...(spec.request.account === undefined && config.account ? { account: config.account } : {}),
     ...(spec.request.qos === undefined && config.qos ? { qos: config.qos } : {}),
+    ...(spec.signal !== undefined ? { signal: spec.signal } : {}),
   };
   const retries =
     spec.retries ??

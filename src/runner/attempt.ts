@@ -50,6 +50,8 @@ export interface Attempt extends Queued {
   timers: LongTimeout[];
   /** No longer this runner's to report (abandon): its records go to the record file only. */
   abandoned: boolean;
+  /** It was sent the `--signal` warning (once per attempt, whoever asks again). */
+  warned?: boolean;
 }
 
 /** What an attempt's handlers use of the runner that runs it. */
@@ -141,10 +143,15 @@ function warnBeforeLimit(ctx: AttemptContext, a: Attempt, started: Started): voi
       : Number.POSITIVE_INFINITY;
   const left = Math.min(own, runner);
   if (!Number.isFinite(left)) return;
-  const send = () => {
-    if (a.state.kind === 'running') ctx.starter.signal(a.exec, warn.signal);
-  };
-  a.timers.push(setLongTimeout(send, Math.max(0, left - warn.seconds * 1000)));
+  a.timers.push(setLongTimeout(() => warnNow(ctx, a), Math.max(0, left - warn.seconds * 1000)));
+}
+
+/** Send a running attempt the `--signal` warning now, unless it had it: by its timer or the scheduler's. */
+export function warnNow(ctx: AttemptContext, a: Attempt): void {
+  const warn = ctx.group.warnSignal;
+  if (warn === undefined || a.warned || a.state.kind !== 'running') return;
+  a.warned = true;
+  ctx.starter.signal(a.exec, warn.signal);
 }
 
 /** The runner stops the attempt: withdrawn if it has not started, else SIGTERM, SIGKILL after the grace period. */

@@ -13,6 +13,7 @@ import {
   onStarted,
   onStop,
   submitAttempt,
+  warnNow,
 } from './attempt.js';
 import { newCancelRequests } from './cancel-requests.js';
 import type { StopCause } from './end-state.js';
@@ -207,6 +208,14 @@ export class Runner {
     }
     // Tasks the starter started whose start the runner has not heard of yet.
     if (!this.sharedStarter) this.starter.abort();
+  }
+
+  /**
+   * The scheduler warns of the element's end (Slurm's `--signal=B:`, relayed by the batch script as SIGUSR2):
+   * each running task gets the `--signal` warning now, unless its own timer sent it already.
+   */
+  warnTasks(): void {
+    for (const a of this.inFlight) warnNow(this.ctx, a);
   }
 
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */

@@ -177,6 +177,21 @@ export async function runController(dir: string, id: number): Promise<void> {
     for (const el of state.elements) {
       const r = running.get(el.index);
       if (!r) continue;
+      const warnAt = job.warn && job.limitS !== undefined ? job.limitS - job.warn.beforeS : undefined;
+      if (
+        job.warn &&
+        warnAt !== undefined &&
+        el.started !== undefined &&
+        !el.warned &&
+        el.pid &&
+        !el.stopping
+      ) {
+        if (now >= (el.started + warnAt) * 1000) {
+          el.warned = true;
+          signalAll([el.pid], job.warn.signal); // B: the batch shell alone
+          save();
+        }
+      }
       if (job.limitS !== undefined && el.started !== undefined && now >= (el.started + job.limitS) * 1000) {
         if (!el.stopping) {
           stop(el, 'timeout');

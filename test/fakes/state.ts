@@ -49,6 +49,11 @@ export interface FakeJob {
   cpus: number;
   /** Grid Engine -pe name, when given. */
   pe?: string;
+  /**
+   * Slurm `--signal=B:SIG@T`: SIG to the batch shell (only) T seconds before the time limit, T scaled as the
+   * minutes of `--time` are.
+   */
+  warn?: { signal: NodeJS.Signals; beforeS: number };
   /** Grid Engine -notify: SIGUSR2 before the SIGKILL of a stop. */
   notify: boolean;
   /** Seconds between the stop signal and SIGKILL (Slurm KillWait; Grid Engine the queue's notify time). */
@@ -74,6 +79,8 @@ export interface ElementState {
   /** Unix seconds. */
   started?: number;
   ended?: number;
+  /** Slurm `--signal`: it was sent. */
+  warned?: boolean;
   /** Why it is being stopped, once a stop began. */
   stopping?: 'cancel' | 'timeout';
   /** Grid Engine: why it sits in Eqw. */

@@ -22,6 +22,11 @@ export interface WrapperSpec {
    * script, task table and DROVER_S_* settings.
    */
   single?: { script: string; table: string; env: Record<string, string> };
+  /**
+   * `--signal`'s name (`USR1`): the scheduler sends it to the batch shell (Slurm's `--signal=B:`), which then
+   * runs the runner in the background and relays it as SIGUSR2 (drover runner warns its tasks on it).
+   */
+  relay?: string;
 }
 
 /**
@@ -42,12 +47,30 @@ export function wrapperScript(w: WrapperSpec): string {
     for (const [k, v] of Object.entries(w.single.env)) lines.push(`export ${k}=${shellQuote(v)}`);
     lines.push(`perl ${shellQuote(w.single.script)} ${shellQuote(w.single.table)} "$drover_group"`);
   } else {
-    lines.push(
-      `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`,
-    );
+    const runner = `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`;
+    if (w.relay !== undefined) lines.push(...relayed(runner, w.relay));
+    else lines.push(runner);
   }
-  lines.push('drover_status=$?');
+  if (w.relay === undefined || w.single) lines.push('drover_status=$?');
   if (w.config.footer) lines.push(w.config.footer);
   lines.push('exit $drover_status', '');
   return lines.join('\n');
+}
+
+/**
+ * The runner in the background, so that the batch shell runs its trap while the runner runs: the signal `name`
+ * (checked by util/warn-signal.ts: letters and digits) goes to the runner as SIGUSR2. Its status is the runner's,
+ * waited for again while a trap interrupts the wait.
+ */
+function relayed(runner: string, name: string): string[] {
+  if (!/^[A-Z0-9]+$/.test(name)) throw new Error(`not a signal name: ${name}`);
+  return [
+    'drover_runner=',
+    `trap 'if [ -n "$drover_runner" ]; then kill -USR2 "$drover_runner" 2>/dev/null; fi' ${name}`,
+    `${runner} &`,
+    'drover_runner=$!',
+    'wait "$drover_runner"',
+    'drover_status=$?',
+    'while kill -0 "$drover_runner" 2>/dev/null; do wait "$drover_runner"; drover_status=$?; done',
+  ];
 }

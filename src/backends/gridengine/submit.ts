@@ -129,12 +129,14 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
   fs.mkdirSync(settings.logDir, { recursive: true });
   fs.mkdirSync(settings.recordsDir, { recursive: true });
   // One task per element: the light single-task runner (Perl, runner/single.ts) instead of Node.
-  const single = packed
-    ? undefined
-    : {
-        ...writeSingleRunner(launch.dir, new Map(groups.map((g) => [g.key, toGroupTask(g.tasks[0]!)]))),
-        env: singleEnv(settings),
-      };
+  // --signal needs drover runner, which times it (Grid Engine's -notify warns only of a stop, at a time the site sets).
+  const single =
+    packed || settings.warnSignal !== undefined
+      ? undefined
+      : {
+          ...writeSingleRunner(launch.dir, new Map(groups.map((g) => [g.key, toGroupTask(g.tasks[0]!)]))),
+          env: singleEnv(settings),
+        };
   const script = scriptPath(launch.dir);
   const spec = { ...req.drover, launchFile: launchPath, config, settings, ...(single ? { single } : {}) };
   fs.writeFileSync(script, elementScript(spec, logDir), { mode: 0o755 });

@@ -13,9 +13,10 @@ import { writeProgram } from '../../runner/programs.js';
  * settings file, into the launch folder.
  */
 
-/** Can the element runner run these tasks of a launch? Not with retries, per-task time limits or task variables. */
+/** Can the element runner run these tasks of a launch? Not with retries, time limits, `--signal` or task variables. */
 export function elementRunnerFits(settings: RunSettings, tasks: readonly GroupTask[]): boolean {
-  if (settings.retries !== 0 || settings.taskTimeout !== undefined) return false;
+  if (settings.retries !== 0 || settings.taskTimeout !== undefined || settings.warnSignal !== undefined)
+    return false;
   return !tasks.some((t) => t.env && Object.keys(t.env).length > 0);
 }
 

@@ -22,6 +22,9 @@ export function checkSlurmRequest(req: LaunchRequest): void {
   }
 }
 
+/** The largest sig_time of `sbatch --signal` (a 16-bit field). */
+const SLURM_MAX_SIGNAL_TIME = 65_535;
+
 /** A time limit in seconds as sbatch --time minutes (Slurm's unit; rounded up, at least 1). */
 export function slurmMinutes(seconds: number): string {
   return String(Math.max(1, Math.ceil(seconds / 60)));
@@ -34,6 +37,10 @@ export function sbatchCommonArgs(req: LaunchRequest, jobname: string, outPattern
   if (req.gpus !== undefined && req.gpus > 0) args.push(`--gres=gpu:${req.gpus}`);
   if (req.memMb !== undefined) args.push(`--mem=${formatSize(req.memMb, 'T')}`);
   if (req.duration !== undefined) args.push(`--time=${slurmMinutes(req.duration)}`);
+  // The batch shell (B:) gets it, and its wrapper relays it to the runner (cluster/wrapper.ts); the runner
+  // times the warning itself too, so a time beyond Slurm's 65535 s is left to it alone.
+  if (req.signal !== undefined && req.duration !== undefined && req.signal.seconds <= SLURM_MAX_SIGNAL_TIME)
+    args.push(`--signal=B:${req.signal.signal.slice(3)}@${req.signal.seconds}`);
   if (req.partition !== undefined) args.push(`--partition=${req.partition}`);
   if (req.account !== undefined) args.push(`--account=${req.account}`);
   if (req.qos !== undefined) args.push(`--qos=${req.qos}`);

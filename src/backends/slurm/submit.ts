@@ -74,6 +74,7 @@ function writeLaunchFiles(
       launchFile: launchPath,
       config: req.config,
       settings,
+      ...(settings.warnSignal !== undefined ? { relay: settings.warnSignal.signal.slice(3) } : {}),
     }),
   );
   fs.chmodSync(wrapper, 0o755);

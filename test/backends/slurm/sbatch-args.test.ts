@@ -175,3 +175,17 @@ test('packed: slots are --max-tasks-per-node, else --cpus, else 1; GPUs are shar
   assert.deepEqual([gpu.maxTasks, gpu.gpusPerTask], [2, 2]);
   assert.equal(runnerSettings(settings, { ...packed, gpus: 2, maxTasksPerNode: 4 }).gpusPerTask, 1);
 });
+
+test('--signal becomes --signal=B:SIG@SECONDS with a time limit; beyond 65535 s or without --time the runner alone warns', () => {
+  const signal = { signal: 'SIGUSR1' as const, seconds: 300 };
+  const args = (req: Partial<LaunchRequest>) => sbatchCommonArgs({ ...base, ...req }, 'J', 'o').slice(2);
+  assert.deepEqual(args({ duration: 3600, signal }), ['--time=60', '--signal=B:USR1@300']);
+  assert.deepEqual(args({ duration: 86_400, signal: { signal: 'SIGTERM', seconds: 65_535 } }), [
+    '--time=1440',
+    '--signal=B:TERM@65535',
+  ]);
+  assert.deepEqual(args({ duration: 86_400, signal: { signal: 'SIGUSR2', seconds: 65_536 } }), [
+    '--time=1440',
+  ]);
+  assert.deepEqual(args({ signal }), []);
+});

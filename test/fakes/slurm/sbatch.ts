@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Answer, Program } from '../main.js';
 import { parseRangeList } from '../ranges.js';
@@ -36,6 +37,7 @@ const OPTIONS: Record<string, boolean> = {
   qos: true,
   gres: true,
   comment: true,
+  signal: true,
 };
 const SHORT: Record<string, string> = {
   a: 'array',
@@ -86,6 +88,21 @@ function parse(args: string[]): { opts: Map<string, string>; script?: string; sc
     opts.set(name, value ?? '');
   }
   return { opts, script: args[i], scriptArgs: args.slice(i + 1) };
+}
+
+/**
+ * `--signal=B:SIG@T` as the fake emulates it: to the batch shell, T seconds (scaled as a minute of --time is)
+ * before the limit; null if it is not a signal spec. Without `B:` (every step's processes) it is not emulated.
+ */
+function batchSignal(spec: string): { signal: NodeJS.Signals; beforeS: number } | null {
+  const m = /^(?:([RB]+):)?(?:SIG)?([A-Z0-9]+)(?:@([0-9]+))?$/.exec(spec);
+  if (!m) return null;
+  if (!m[1]?.includes('B'))
+    throw new FakeUsage(`FAKE: option '--signal=${spec}' without B: is not emulated`, 1);
+  const signal = /^[0-9]+$/.test(m[2]!) ? undefined : (`SIG${m[2]}` as NodeJS.Signals);
+  if (signal === undefined || !(signal in os.constants.signals))
+    throw new FakeUsage(`FAKE: option '--signal=${spec}': only signal names are emulated`, 1);
+  return { signal, beforeS: (Number(m[3] ?? 60) * secondsPerMinute()) / 60 };
 }
 
 /** Minutes of a Slurm time (`M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`), rounded up; undefined if bad. */
@@ -165,6 +182,8 @@ function submit(args: string[], dir: string): Answer {
   const time = opts.get('time');
   const minutes = time === undefined ? undefined : timeMinutes(time);
   if (time !== undefined && minutes === undefined) return refused(`Invalid time limit specification`);
+  const warn = opts.has('signal') ? batchSignal(opts.get('signal')!) : undefined;
+  if (warn === null) return refused('Invalid --signal specification');
   const cpus = Number(opts.get('cpus-per-task') ?? 1);
   if (!Number.isInteger(cpus) || cpus < 1) return refused('Invalid numeric value for --cpus-per-task');
   const id = nextJobId(dir);
@@ -188,6 +207,7 @@ function submit(args: string[], dir: string): Answer {
       ...(opts.has('error') ? { stderr: opts.get('error')! } : {}),
       partition,
       cpus,
+      ...(warn ? { warn } : {}),
       notify: false,
       killWaitS: killWait(),
       startDelayMs: Number(process.env.DROVER_FAKE_START_DELAY_MS ?? 100),
