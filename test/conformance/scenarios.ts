@@ -13,6 +13,7 @@ import { bestOfSweep } from './scenarios/results.js';
 import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
 import { slowClients } from './scenarios/slow-clients.js';
+import { warnBeforeElementLimit, warnBeforeTaskTimeout } from './scenarios/warn-signal.js';
 import { watch } from './scenarios/watch.js';
 
 /**
@@ -22,6 +23,8 @@ import { watch } from './scenarios/watch.js';
 export const SCENARIOS: Scenario[] = [
   exitStates,
   taskTimeLimit,
+  warnBeforeTaskTimeout,
+  warnBeforeElementLimit,
   backendTimeLimit,
   cancel,
   rerunFailed,
