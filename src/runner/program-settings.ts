@@ -30,6 +30,10 @@ export function programSettings(settings: RunSettings): Record<string, string> {
   // Only the Python element runner writes segments; the bash one and single.pl keep a file per attempt (each
   // record says where its output is, so readers follow either).
   if (settings.logs !== undefined) vars.DROVER_S_LOGS = settings.logs;
+  // The element's own limit (--duration), by which the programs set their tasks' DROVER_TIME_LEFT_S and DROVER_DEADLINE.
+  // Whole seconds, rounded down (Slurm's --time rounds up): bash counts in whole numbers.
+  if (settings.runnerLimit !== undefined)
+    vars.DROVER_S_RUNNER_LIMIT = String(Math.floor(settings.runnerLimit));
   if (settings.taskTimeout !== undefined) {
     vars.DROVER_S_TASK_TIMEOUT = String(settings.taskTimeout);
     vars.DROVER_S_REASON_TIME_LIMIT = timeLimitReason(settings.taskTimeout);

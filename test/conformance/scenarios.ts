@@ -13,7 +13,7 @@ import { bestOfSweep } from './scenarios/results.js';
 import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
 import { slowClients } from './scenarios/slow-clients.js';
-import { warnBeforeElementLimit, warnBeforeTaskTimeout } from './scenarios/warn-signal.js';
+import { limitVariables, warnBeforeElementLimit, warnBeforeTaskTimeout } from './scenarios/warn-signal.js';
 import { watch } from './scenarios/watch.js';
 
 /**
@@ -25,6 +25,7 @@ export const SCENARIOS: Scenario[] = [
   taskTimeLimit,
   warnBeforeTaskTimeout,
   warnBeforeElementLimit,
+  limitVariables,
   backendTimeLimit,
   cancel,
   rerunFailed,

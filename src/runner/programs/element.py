@@ -75,6 +75,8 @@ for k, v in entries:
     if not k.startswith(b'DROVER_S_'):
         os.environb[k] = v
 job, launch = S['job'], int(S['launch'])
+# The element's limit (--duration, whole seconds) from about its start: its tasks' DROVER_DEADLINE.
+runner_end = int(time.time()) + int(S['runner_limit']) if 'runner_limit' in S else None
 os.environ['DROVER_JOBNAME'] = job
 os.environ['DROVER_LAUNCH'] = str(launch)
 host = os.uname().nodename.split('.')[0]
@@ -267,6 +269,8 @@ def start(id, attempt, argv):
     env = dict(os.environ)
     env.update(DROVER_TASK_ID=str(id), DROVER_ATTEMPT=str(attempt), DROVER_SLOT=str(slot),
                DROVER_RESULT_FILE=os.path.join(log_dir, '%d.%d.result.json' % (id, attempt)))
+    if runner_end is not None:
+        env.update(DROVER_DEADLINE=str(runner_end), DROVER_TIME_LEFT_S=str(max(0, runner_end - int(time.time()))))
     gpus = slot_gpus.get(slot)
     if gpus is not None:
         env['CUDA_VISIBLE_DEVICES'] = gpus

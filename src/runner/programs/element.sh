@@ -69,6 +69,9 @@ json() { # VALUE: VALUE as a JSON string, in REPLY
 }
 cancel_dir=${S[CANCEL_DIR]}
 log_dir=${S[LOG_DIR]}
+# The element's limit (--duration, whole seconds) from the batch shell's start: its tasks' DROVER_DEADLINE.
+runner_end=
+if [[ -n ${S[RUNNER_LIMIT]:-} ]]; then runner_end=$((EPOCHSECONDS - SECONDS + S[RUNNER_LIMIT])); fi
 json "$log_dir/" && log_json=${REPLY%\"} # a path's JSON without its closing quote, completed per task
 host=${HOSTNAME%%.*}
 json "$host" && host_json=$REPLY
@@ -227,6 +230,9 @@ start_task() { # LINE
   slot=${free[-1]}
   unset 'free[-1]'
   export DROVER_TASK_ID=$id DROVER_ATTEMPT=$attempt DROVER_SLOT=$slot DROVER_RESULT_FILE=$log_dir/$id.$attempt.result.json
+  if [[ -n $runner_end ]]; then
+    export DROVER_DEADLINE=$runner_end DROVER_TIME_LEFT_S=$((runner_end > EPOCHSECONDS ? runner_end - EPOCHSECONDS : 0))
+  fi
   if [[ -n ${slot_gpus[slot]:-} ]]; then
     export CUDA_VISIBLE_DEVICES=${slot_gpus[slot]}
     gpus="\"${slot_gpus[slot]}\""

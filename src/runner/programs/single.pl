@@ -162,6 +162,13 @@ for (my $try = 0; !$stop && $state ne 'cancelled'; $try++) {
     chdir($s{cwd}) if defined $s{cwd};
     @ENV{qw(DROVER_TASK_ID DROVER_ATTEMPT DROVER_SLOT DROVER_JOBNAME DROVER_LAUNCH DROVER_RESULT_FILE)} =
       ($task, $attempt, 0, $s{job}, $s{launch}, "$s{log_dir}/$task.$attempt.result.json");
+    # Its limit: the nearer of its --task-timeout and the element's (from this program's start, $^T).
+    my $end = $s{task_timeout} ? $start + $s{task_timeout} : undef;
+    if ($s{runner_limit}) { my $e = $^T + $s{runner_limit}; $end = $e if !defined($end) || $e < $end; }
+    if (defined $end) {
+      my $left = int($end - $start);
+      @ENV{qw(DROVER_TIME_LEFT_S DROVER_DEADLINE)} = ($left < 0 ? 0 : $left, int($end));
+    }
     { no warnings 'exec'; exec { $argv[0] } @argv; }
     my $code = ($! + 0) == 2 ? 127 : 126;
     print STDERR "drover: cannot execute $argv[0]: $!\n";

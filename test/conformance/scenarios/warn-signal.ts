@@ -75,3 +75,33 @@ export const warnBeforeElementLimit: Scenario = {
     assert.ok(left > 40 && left <= 60, `DROVER_TIME_LEFT_S ${f.left}`);
   },
 };
+
+/** Prints its start (Unix seconds) and its limit's variables. */
+const LIMIT_VARS = `echo "start=$(date +%s) left=\${DROVER_TIME_LEFT_S-none} deadline=\${DROVER_DEADLINE-none}"
+`;
+
+export const limitVariables: Scenario = {
+  name: 'under --duration 10m every task sees DROVER_TIME_LEFT_S and DROVER_DEADLINE, one per element and packed',
+  notFor: (b) => (b.limit ? undefined : `${b.name} takes no --duration`),
+  timeoutMs: usual,
+  async run(b, site) {
+    script(site, 'vars.sh', LIMIT_VARS);
+    const runs: [string, string[]][] = [['V', []]];
+    if (b.scheduler) runs.push(['P', ['--tasks-per-node', '2']]);
+    for (const [job, extra] of runs) {
+      await prelaunch(site, job, 'sh vars.sh', [1, 2]);
+      await launch(site, job, ['--duration', '10m', ...extra]);
+      assert.deepEqual((await settled(b, site, job)).counts, counts({ succeeded: 2 }));
+      for (const task of [1, 2]) {
+        const f = await fieldsOf(site, job, task);
+        const left = Number(f.left);
+        assert.ok(left > 540 && left <= 600, `${job} task ${task}: DROVER_TIME_LEFT_S ${f.left}`);
+        const gap = Number(f.deadline) - Number(f.start) - left;
+        assert.ok(
+          Math.abs(gap) <= 2,
+          `${job} task ${task}: deadline ${f.deadline}, start ${f.start}, left ${left}`,
+        );
+      }
+    }
+  },
+};
