@@ -87,6 +87,12 @@ class LaunchArgs(unittest.TestCase):
         self.assertEqual(argv[-2:], ["--", "-V"])
         self.assertIn("--result=stdout", argv)
 
+    def test_signal(self) -> None:
+        argv = launch_args("lr", task_timeout="1h", signal="USR1@5m")
+        self.assertIn("--task-timeout=1h", argv)
+        self.assertIn("--signal=USR1@5m", argv)
+        self.assertNotIn("--signal", " ".join(launch_args("lr")))
+
     def test_env(self) -> None:
         argv = launch_args("lr", env={"A": "x y; $B", "N": 1})
         self.assertEqual(argv[-2:], ["--env=A=x y; $B", "--env=N=1"])

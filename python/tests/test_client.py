@@ -209,6 +209,26 @@ class LaunchAndRerun(WorkspaceTest):
         self.assertEqual(caught.exception.exit_code, 2)
         self.assertIn("DROVER_TASK_ID", caught.exception.message)
 
+    def test_signal_warns_each_task_before_its_time_limit(self) -> None:
+        # The task saves "its work" on SIGUSR1 and exits 0; drover's limit (6 s) would end it as timeout.
+        warned = (
+            "import os, signal, sys, time\n"
+            "def save(*_):\n"
+            "    print('saved', os.environ['DROVER_TIME_LEFT_S'])\n"
+            "    sys.exit(0)\n"
+            "signal.signal(signal.SIGUSR1, save)\n"
+            "time.sleep(30)\n"
+        )
+        (self.cwd / "warned.py").write_text(warned)
+        job = drover.sweep(f"{PY} warned.py", jobname="w", cwd=self.cwd)
+        done = job.launch(task_timeout=6, signal="USR1@4")
+        self.assertEqual((done.exit_code, done.counts["succeeded"]), (0, 1), done.data)
+        self.assertEqual(job.logs(1), "saved 6\n")
+        with self.assertRaises(drover.DroverError) as caught:
+            job.launch(task_timeout=6, signal="KILL@4")
+        self.assertEqual(caught.exception.exit_code, 2)
+        self.assertIn("KILL", caught.exception.message)
+
     def test_a_dry_run_runs_and_records_nothing(self) -> None:
         dry = self.job.launch(dry_run=True, tasklist="1,3")
         self.assertIsNone(dry.launch)

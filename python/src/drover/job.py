@@ -73,6 +73,7 @@ class Job:
         mem: Optional[Union[str, int, float]] = None,
         duration: Optional[Union[str, int, float]] = None,
         task_timeout: Optional[Union[str, int, float]] = None,
+        signal: Optional[str] = None,
         retries: Optional[int] = None,
         tasks_per_node: Optional[int] = None,
         max_tasks_per_node: Optional[int] = None,
@@ -92,6 +93,8 @@ class Job:
             tasklist: only these tasks (``"1-3,5"``); failed / unfinished: only those tasks.
             max_tasks, cpus, gpus, mem, duration, task_timeout, retries, tasks_per_node, max_tasks_per_node,
                 venv: as `drover launch --help` says (``mem="4G"``, ``duration="10m"``).
+            signal: ``"USR1@5m"``: each task gets SIGUSR1 five minutes before its time limit (task_timeout, or
+                duration), to save its work and exit; it sees DROVER_TIME_LEFT_S and DROVER_DEADLINE.
             env: variables for every task (``{"OMP_NUM_THREADS": 1}``), passed as they are, never by a shell.
             result: ``"stdout"`` takes each task's result from the last line of its stdout that is a JSON
                 object, instead of the file named by $DROVER_RESULT_FILE (``"file"``, the default).
@@ -119,6 +122,7 @@ class Job:
             mem=mem,
             duration=duration,
             task_timeout=task_timeout,
+            signal=signal,
             retries=retries,
             tasks_per_node=tasks_per_node,
             max_tasks_per_node=max_tasks_per_node,
