@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { childEnv, droverBin, runDrover } from '../helpers/drover.js';
-import { tempWorkspace } from '../helpers/workspace.js';
+import { scriptJob } from '../helpers/script-job.js';
 
 /**
  * Colours for states on a terminal only (issue 13 §5): on a real pty (util-linux's `script`) `status` and a
@@ -27,13 +25,7 @@ function onTerminal(cwd: string, args: string[], env: Record<string, string | un
 }
 
 test('states are coloured on a terminal, and never with NO_COLOR, --no-color, TERM=dumb or a pipe', async (t) => {
-  const cwd = tempWorkspace(t);
-  fs.writeFileSync(path.join(cwd, 't.sh'), 'exit "$1"\n');
-  const pre = await runDrover(
-    ['prelaunch', '+command', 'sh t.sh', '+pos-arg', '0', '3', '+jobname', 'C', '+q'],
-    { cwd },
-  );
-  assert.equal(pre.code, 0, pre.stderr);
+  const cwd = await scriptJob(t, 'exit "$1"\n', 'C', ['0', '3']);
   const launched = onTerminal(cwd, ['launch', 'C']);
   assert.ok(
     launched.includes(`${ESC}31mtask 2 (pos1=3) attempt 1 failed: exit 3`),

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { runDrover } from '../helpers/drover.js';
-import { tempWorkspace } from '../helpers/workspace.js';
+import { scriptJob } from '../helpers/script-job.js';
+import type { tempWorkspace } from '../helpers/workspace.js';
 
 /**
  * `drover logs J T --all-attempts`: every attempt of a task, oldest first, each after a line naming it and how it
@@ -11,18 +11,12 @@ import { tempWorkspace } from '../helpers/workspace.js';
  */
 
 async function retried(t: Parameters<typeof tempWorkspace>[0], logs: string): Promise<string> {
-  const cwd = tempWorkspace(t);
-  fs.writeFileSync(
-    path.join(cwd, 't.sh'),
+  const cwd = await scriptJob(
+    t,
     'echo "try $DROVER_ATTEMPT"; echo "err $DROVER_ATTEMPT" >&2; [ "$DROVER_ATTEMPT" -ge 3 ] || exit 4\n',
+    'A',
+    ['x', 'y'],
   );
-  const p = await runDrover(
-    ['prelaunch', '+command', 'sh t.sh', '+jobname', 'A', '+pos-arg', 'x', 'y', '+q'],
-    {
-      cwd,
-    },
-  );
-  assert.equal(p.code, 0, p.stderr);
   // Task 1 (x) fails twice and then succeeds; task 2 (y) is never launched.
   const l = await runDrover(
     ['launch', 'A', '--tasklist', '1', '--retries', '2', '--retry-delay', '0.1', '--logs', logs, '-q'],

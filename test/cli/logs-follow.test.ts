@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { droverJson, runDrover, startDrover } from '../helpers/drover.js';
-import { isAlive, launchProcesses, tempWorkspace, waitFor } from '../helpers/workspace.js';
+import { scriptJob } from '../helpers/script-job.js';
+import { isAlive, launchProcesses, waitFor } from '../helpers/workspace.js';
 
 /**
  * `drover logs J T --follow` (issue 13 §4): a task still queued is waited for, then followed; a task retried is
@@ -11,17 +12,8 @@ import { isAlive, launchProcesses, tempWorkspace, waitFor } from '../helpers/wor
  * a background launch has them.
  */
 
-async function job(t: Parameters<typeof tempWorkspace>[0], script: string, args: string[]): Promise<string> {
-  const cwd = tempWorkspace(t);
-  fs.writeFileSync(path.join(cwd, 't.sh'), script);
-  const r = await runDrover(
-    ['prelaunch', '+command', 'sh t.sh', '+jobname', 'F', '+pos-arg', ...args, '+q'],
-    {
-      cwd,
-    },
-  );
-  assert.equal(r.code, 0, r.stderr);
-  return cwd;
+function job(t: Parameters<typeof scriptJob>[0], script: string, args: string[]): Promise<string> {
+  return scriptJob(t, script, 'F', args);
 }
 
 async function settled(cwd: string): Promise<void> {

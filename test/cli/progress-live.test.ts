@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { test } from 'node:test';
 import { childEnv, droverBin, runDrover, startDrover } from '../helpers/drover.js';
-import { tempWorkspace, waitFor } from '../helpers/workspace.js';
+import { scriptJob } from '../helpers/script-job.js';
+import { waitFor } from '../helpers/workspace.js';
 
 /**
  * The live view of a foreground launch (issue 13): a task that fails, is killed or times out is printed as it
@@ -24,14 +23,7 @@ esac
 `;
 
 async function sweep(t: { after(fn: () => void): void }): Promise<string> {
-  const cwd = tempWorkspace(t);
-  fs.writeFileSync(path.join(cwd, 't.sh'), SCRIPT);
-  const r = await runDrover(
-    ['prelaunch', '+command', 'sh t.sh', '+jobname', 'L', '+pos-arg', '1', '2', '3', '4', '+q'],
-    { cwd },
-  );
-  assert.equal(r.code, 0, r.stderr);
-  return cwd;
+  return scriptJob(t, SCRIPT, 'L', ['1', '2', '3', '4']);
 }
 
 // Each line says how to read the attempt's stderr: a command to type (its output is a slice of a segment).

@@ -8,6 +8,7 @@ import type { AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
 import { findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
+import { scriptJob } from '../helpers/script-job.js';
 import { assertOwnSlice, slice, type TaskSpec, taskSpec, WRITER } from '../helpers/segments.js';
 import { launchProcesses, statFields, tempWorkspace, waitFor } from '../helpers/workspace.js';
 
@@ -234,18 +235,12 @@ test('while the end record of an attempt is not written yet, the next task of it
   // The runner is stopped (SIGSTOP) while task 1 runs: its spawn server, a process of its own, reaps task 1 and
   // starts task 2 in the same slot, but no end record can be written. Task 1's log is then known only by where it
   // began and by the segment's index: it must be exactly task 1's lines, never task 2's bytes after them.
-  const cwd = tempWorkspace(t);
-  fs.writeFileSync(
-    path.join(cwd, 't.sh'),
+  const cwd = await scriptJob(
+    t,
     'if [ "$1" = 1 ]; then echo one; sleep 0.5; echo two; else echo B; touch two-ran; sleep 30; fi\n',
+    'F',
+    ['1', '2'],
   );
-  const p = await runDrover(
-    ['prelaunch', '+command', 'sh t.sh', '+jobname', 'F', '+pos-arg', '1', '2', '+q'],
-    {
-      cwd,
-    },
-  );
-  assert.equal(p.code, 0, p.stderr);
   const l = await runDrover(['launch', 'F', '--max-tasks', '1', '--detach', '-q'], { cwd });
   assert.equal(l.code, 0, l.stderr);
   const records = path.join(cwd, '.drover', 'jobs', 'F', 'launches', '1', 'records');

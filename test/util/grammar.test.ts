@@ -7,17 +7,7 @@ import { parseInteger } from '../../src/util/integer.js';
 import { COUNTS, describeRange, formatSeconds, MEMORY_MIB, SECONDS } from '../../src/util/limits.js';
 import { quoted } from '../../src/util/quote.js';
 import { formatSize, parseSize } from '../../src/util/size.js';
-
-/** Assert `fn` throws a one-line usage error (exit 2) matching `re`. */
-function refuses(fn: () => unknown, re: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof DroverError, String(err));
-    assert.equal(err.exitCode, 2);
-    assert.match(err.message, re);
-    assert.ok(!/[\n\r]/.test(err.message), `one line: ${JSON.stringify(err.message)}`);
-    return true;
-  });
-}
+import { refuses } from '../helpers/refuses.js';
 
 const tasks = COUNTS.tasks;
 

@@ -3,17 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { DroverError } from '../../src/errors.js';
 import { formatWarnSignal, parseWarnSignal } from '../../src/util/warn-signal.js';
-
-/** Assert `fn` throws a one-line usage error (exit 2) matching `re`. */
-function refuses(fn: () => unknown, re: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof DroverError, String(err));
-    assert.equal(err.exitCode, 2);
-    assert.match(err.message, re);
-    assert.ok(!/[\n\r]/.test(err.message), `one line: ${JSON.stringify(err.message)}`);
-    return true;
-  });
-}
+import { refuses } from '../helpers/refuses.js';
 
 test('--signal: names with or without SIG in any case, times in s, m, h, bare seconds or H:MM:SS', () => {
   const p = (t: string) => parseWarnSignal(t);
