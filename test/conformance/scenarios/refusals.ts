@@ -4,6 +4,7 @@ import path from 'node:path';
 import { counts } from '../../helpers/contract.js';
 import { lines } from '../../helpers/drover.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
+import { waitFor } from '../../helpers/workspace.js';
 import type { BackendUnderTest, Site } from '../backend.js';
 import { drover, droverJson, launch, prelaunch, settled, status } from '../drive.js';
 import { clustersOnly, fakesOnly, type Scenario, usual } from '../scenario.js';
@@ -114,7 +115,14 @@ export const rollback: Scenario = {
       [...(accepted as string[])].sort(),
       'exactly the accepted ones withdrawn',
     );
-    for (const id of accepted) assert.deepEqual(s.elements(site, id!), [], `job ${id} left the queue`);
+    // Withdrawn: pending elements gone at once, a running one once it has ended its tasks (as after scancel/qdel).
+    for (const id of accepted)
+      await waitFor(
+        `job ${id} to leave the queue`,
+        () => s.elements(site, id!).length === 0,
+        b.settleMs,
+        b.pollMs,
+      );
     await nothingRecorded(site, 'W', 10);
   },
 };
