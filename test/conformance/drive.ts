@@ -121,15 +121,26 @@ export function waitStatus(
   timeoutMs = b.settleMs,
   env: Record<string, string> = {},
 ): Promise<Status> {
+  let last: Status | undefined;
   return waitFor(
-    `${what} (job ${job} on ${b.name})`,
+    () => `${what} (job ${job} on ${b.name}; last seen: ${last ? seen(last) : 'no status'})`,
     async () => {
-      const s = await status(site, job, env);
-      return done(s) ? s : undefined;
+      last = await status(site, job, env);
+      return done(last) ? last : undefined;
     },
     timeoutMs,
     b.pollMs,
   );
+}
+
+/** A status in one line for a failure message: the counts that are not zero, and what did not succeed. */
+function seen(s: Status): string {
+  const counts = Object.entries(s.counts)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const failed = s.failed.map((f) => `${f.task} ${f.state}${f.reason ? ` (${f.reason})` : ''}`).join('; ');
+  return failed ? `${counts}; not succeeded: ${failed}` : counts || 'no tasks';
 }
 
 /** `drover status` once no task of the job is queued or running. */

@@ -238,9 +238,12 @@ export function ledgerDump(dir: string): string[] | undefined {
   }
 }
 
-/** Poll `probe` until it returns something other than undefined/false; fails with `what` after `timeoutMs`. */
+/**
+ * Poll `probe` until it returns something other than undefined/false; fails with `what` (or what it returns, when
+ * it is a function: the message can then tell what the last probe saw) after `timeoutMs`.
+ */
 export async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 60_000,
   intervalMs = 100,
@@ -255,7 +258,8 @@ export async function waitFor<T>(
       last = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`gave up waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      const named = typeof what === 'string' ? what : what();
+      throw new Error(`gave up waiting for ${named}${last ? `: ${String(last)}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

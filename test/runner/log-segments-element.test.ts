@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { placeOf } from '../../src/protocol/log-slices.js';
+import { PYTHON3 } from '../helpers/python.js';
 import { assertOwnSlice, slice, type TaskSpec, taskSpec, WRITER } from '../helpers/segments.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 import { type Rec, runWith } from './runner-harness.js';
@@ -39,7 +40,7 @@ async function runSpecs(
   const writer = path.join(tempWorkspace(t), 'w.py');
   fs.writeFileSync(writer, WRITER);
   const o = await runWith(t, impl, {
-    commands: specs.map((s) => `python3 ${writer} '${JSON.stringify(s)}'`),
+    commands: specs.map((s) => `${PYTHON3} ${writer} '${JSON.stringify(s)}'`),
     settings: { logs: 'segments', maxTasks: slots },
   });
   return { o, got: attempts(o.raw) };

@@ -8,6 +8,7 @@ import type { AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, INDEX_ENTRY, type LogPlace, placeOf, readRange } from '../../src/protocol/log-slices.js';
 import { findPython, perlAvailable } from '../../src/runner/starters/fork-server.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
+import { PYTHON3 } from '../helpers/python.js';
 import { scriptJob } from '../helpers/script-job.js';
 import { assertOwnSlice, slice, type TaskSpec, taskSpec, WRITER } from '../helpers/segments.js';
 import { launchProcesses, statFields, tempWorkspace, waitFor } from '../helpers/workspace.js';
@@ -52,7 +53,7 @@ for (const spawner of SPAWNERS) {
         async (specs, slots) => {
           const cwd = tempWorkspace(t);
           fs.writeFileSync(path.join(cwd, 'w.py'), WRITER);
-          const commands = specs.map((s) => `python3 w.py '${JSON.stringify(s)}'`).join('\n');
+          const commands = specs.map((s) => `${PYTHON3} w.py '${JSON.stringify(s)}'`).join('\n');
           fs.writeFileSync(path.join(cwd, 'cmds'), `${commands}\n`);
           const env = { DROVER_SPAWNER: spawner };
           const p = await runDrover(['prelaunch', '+commands-file', 'cmds', '+jobname', 'S', '+q'], {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { counts } from '../../helpers/contract.js';
+import { PYTHON3 } from '../../helpers/python.js';
 import { drover, droverJson, launch, script, settled } from '../drive.js';
 import { type Scenario, usual } from '../scenario.js';
 
@@ -39,7 +40,7 @@ export const bestOfSweep: Scenario = {
   async run(b, site) {
     script(site, 'train.py', TRAIN);
     const pre = await drover(site, [
-      ...['prelaunch', '+command', 'python3 train.py', '+jobname', 'lr'],
+      ...['prelaunch', '+command', `${PYTHON3} train.py`, '+jobname', 'lr'],
       ...['+arg', '--lr', '0.1', '0.01', '0.001', '+arg', '--seed', '1', '2', '3', '4', '+q'],
     ]);
     assert.equal(pre.code, 0, pre.stderr);
