@@ -2,14 +2,13 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { LAUNCH_BACKENDS, launchBackend } from '../backends/registry.js';
 import { usageError } from '../errors.js';
-import { afterNow, launchesToWaitFor, waitForLaunches } from '../launch/after.js';
 import { launch } from '../launch/launch.js';
 import { checkSpec, LAUNCH_DEFAULTS, type LaunchSpec } from '../launch/spec.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { taskLabeler } from '../ledger/queries.js';
 import { poolOf, poolRef } from '../protocol/backend-ref.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
-import { waitInBackground } from './after-background.js';
+import { localAfter } from './after-background.js';
 import { envOption } from './env-option.js';
 import { launchOnPool } from './follow.js';
 import { splitOperands } from './operands.js';
@@ -105,6 +104,16 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
     LAUNCH_DEFAULTS.killGrace,
   ],
   ['--signal <SIG@TIME>', 'send each task SIG, TIME before its time limit, e.g. USR1@5m', signalOption],
+  [
+    '--requeue <n>',
+    'run a task that hit its time limit or exited 75 (it checkpointed) again, with DROVER_RESUME=1, up to n times (not counted as retries)',
+    intOption('--requeue', COUNTS.requeues),
+  ],
+  [
+    '--requeue-exit <code>',
+    'the exit code by which a task asks to be requeued (default 75, EX_TEMPFAIL)',
+    intOption('--requeue-exit', COUNTS.exitCode),
+  ],
   ['--venv <path>', 'activate this Python virtualenv for each task'],
   [
     '--env <name=value>',
@@ -178,6 +187,8 @@ function specOf(o: Flags, extraArgs: string[], argv: readonly string[]): LaunchS
       'retries',
       'taskTimeout',
       'signal',
+      'requeue',
+      'requeueExit',
       'detach',
       'dryRun',
       'result',
@@ -215,23 +226,8 @@ async function run(o: Flags, extraArgs: string[], argv: readonly string[]): Prom
     throw jobNotFound(spec.jobname);
   const ws = openWorkspace();
   if (spec.backend === 'local' && spec.request.after !== undefined) {
-    const waitFor = launchesToWaitFor(ws.ledger, spec.request.after);
-    const ids = waitFor.map((l) => l.id).join(',');
-    if (spec.detach) return waitInBackground(ws, ids, argv);
-    // A dry run does not wait: it says what the launch would wait for, or how L ended if it has.
-    const after = spec.dryRun
-      ? afterNow(ws.ledger, waitFor)
-      : await waitForLaunches(ws.ledger, waitFor, (open) =>
-          note(`drover: waiting for launch ${open.join(', ')} to end (--after)...`),
-        );
-    if ('open' in after)
-      note(
-        `drover: --after ${ids}: would wait for launch ${after.open.join(', ')} to end, and launch only if every task of ${ids} succeeded`,
-      );
-    else if (!after.ok) {
-      note(`drover: --after ${ids}: ${after.why}: nothing ${spec.dryRun ? 'would be ' : ''}launched`);
-      return 1;
-    }
+    const stop = await localAfter(ws, spec, spec.request.after, argv);
+    if (stop !== undefined) return stop;
   }
   const show = !o.quiet && !o.json;
   const made = await launch(ws, spec, {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import { refresh } from '../backends/refresh.js';
 import { DroverError } from '../errors.js';
-import { latestInLaunch, taskAttempt, taskNow } from '../ledger/queries.js';
+import { attemptRequeued, latestInLaunch, taskAttempt, taskNow } from '../ledger/queries.js';
 import { extentOf, isEmptySlice, type LogPlace, placeOf } from '../protocol/log-slices.js';
 import { openTaskFileHandle } from '../util/task-file.js';
 import { note } from './output.js';
@@ -83,7 +83,8 @@ const CHUNK = 1 << 16;
 
 /**
  * `logs --follow` of a task queued or running in its newest launch: wait for it to start (it may be queued
- * behind others, or on a scheduler), follow its attempt, then each retry's in turn, until the task has ended.
+ * behind others, or on a scheduler), follow its attempt, then each retry's or requeue's in turn, until the task
+ * has ended.
  * Returns the last attempt followed; 'nothing' when the newest launch has nothing to follow (the task is not
  * queued or running there: then the latest attempt is shown as without --follow); 'never started' when the
  * task waited for ended without an attempt (cancelled, or its runner died before starting it).
@@ -101,7 +102,10 @@ export async function followTask(
     const now = taskNow(ws.ledger, jobId, taskId);
     const a = now.launch !== null ? latestInLaunch(ws.ledger, jobId, taskId, now.launch) : undefined;
     if (a && a.attempt > seen) {
-      if (seen > 0) note(`drover: task ${taskId} attempt ${a.attempt} started (a retry)`);
+      if (seen > 0) {
+        const how = attemptRequeued(ws.ledger, jobId, taskId, seen) ? 'a requeue' : 'a retry';
+        note(`drover: task ${taskId} attempt ${a.attempt} started (${how})`);
+      }
       const stream = err ? 'err' : 'out';
       if (placeOf(a, stream).path) await follow(ws, jobId, taskId, a.attempt, stream);
       seen = a.attempt;

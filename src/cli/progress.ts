@@ -110,7 +110,7 @@ export class Progress implements RunObserver {
     const took = end.seconds !== null ? ` after ${formatDuration(end.seconds)}` : '';
     const err =
       end.err !== null ? ` — stderr: ${shortPath(end.err)}` : ` — drover logs ${this.job} ${end.task} --err`;
-    return `task ${end.task}${label !== '' ? ` (${label})` : ''} attempt ${end.attempt} ${end.state}${how !== '' ? `: ${how}` : ''}${why}${took}${end.willRetry ? ', will retry' : ''}${err}`;
+    return `task ${end.task}${label !== '' ? ` (${label})` : ''} attempt ${end.attempt} ${end.state}${how !== '' ? `: ${how}` : ''}${why}${took}${end.requeue ? ', requeued' : end.willRetry ? ', will retry' : ''}${err}`;
   }
 
   /** A line above the bar on a terminal; a line of its own otherwise. */

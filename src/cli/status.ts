@@ -69,7 +69,10 @@ function status(name: string | undefined, json: boolean): void {
     return;
   }
   const pct = s.tasks > 0 ? Math.floor((100 * s.counts.succeeded) / s.tasks) : 0;
-  process.stdout.write(`job ${s.jobname}: ${s.tasks} tasks, ${s.counts.succeeded} succeeded (${pct}%)\n`);
+  const requeued = s.requeues > 0 ? `, ${s.requeues} requeue${s.requeues === 1 ? '' : 's'}` : '';
+  process.stdout.write(
+    `job ${s.jobname}: ${s.tasks} tasks, ${s.counts.succeeded} succeeded (${pct}%)${requeued}\n`,
+  );
   const shown = STATES.filter((st) => s.counts[st] > 0);
   printTable(
     shown.map((st) => paintState(st, st)),

@@ -28,6 +28,7 @@ import { ledgerError } from '../ledger/open.js';
 import { createLaunch } from '../ledger/transitions.js';
 import { poolOf } from '../protocol/backend-ref.js';
 import type { RunSettings } from '../runner/group.js';
+import { REQUEUE_EXIT_DEFAULT } from '../runner/reasons.js';
 import { condenseIds } from '../tasklist/tasklist.js';
 import { parseInteger } from '../util/integer.js';
 import { COUNTS } from '../util/limits.js';
@@ -92,6 +93,7 @@ function runSettings(
     ...(taskTimeout !== undefined ? { taskTimeout } : {}),
     killGrace: spec.killGrace,
     ...(spec.signal !== undefined ? { warnSignal: spec.signal } : {}),
+    ...(spec.requeue ? { requeue: spec.requeue, requeueExit: spec.requeueExit ?? REQUEUE_EXIT_DEFAULT } : {}),
     // A cluster element's limit, which its runner times tasks' warnings and DROVER_DEADLINE by.
     ...(spec.backend !== 'local' && spec.request.duration !== undefined
       ? { runnerLimit: spec.request.duration }

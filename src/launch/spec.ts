@@ -39,6 +39,13 @@ export interface LaunchSpec {
   killGrace: number;
   /** `--signal SIG@TIME`: each task gets SIG this many seconds before its time limit. */
   signal?: WarnSignal;
+  /**
+   * `--requeue N`: a task that hit its time limit or exited `requeueExit` (it checkpointed) runs again, resumed
+   * (DROVER_RESUME=1), up to N times, apart from its retries; undefined: 0.
+   */
+  requeue?: number;
+  /** `--requeue-exit`: the exit code by which a task asks to be requeued; undefined: 75 (runner/reasons.ts). */
+  requeueExit?: number;
   /** A virtualenv activated for each task (absolute). */
   venv?: string;
   /** Extra environment of every task. */
@@ -186,8 +193,35 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
   }
   if (!path.isAbsolute(spec.cwd)) throw usageError(`cwd '${spec.cwd}' must be an absolute path`);
   if (spec.signal !== undefined) checkSignalLimit(spec, spec.signal);
+  checkRequeue(spec);
   backend.check?.(spec.request, spec.detach === true);
   return Object.assign(spec, { [CHECKED]: true as const });
+}
+
+/**
+ * `--requeue` runs a task again where its runner ended it: at its own time limit (`--task-timeout`; `--duration`
+ * on local), or when it exits `--requeue-exit`. Not yet on a pool (its controller, not the worker's runner, hands
+ * out attempts), nor at a cluster element's end (--duration): both are refused rather than silently not done.
+ */
+function checkRequeue(spec: LaunchSpec): void {
+  const n = spec.requeue ?? 0;
+  if (n === 0) {
+    if (spec.requeueExit !== undefined)
+      throw usageError(
+        `--requeue-exit ${spec.requeueExit} does nothing without --requeue N: add --requeue 1 or more`,
+      );
+    return;
+  }
+  if (poolOf(spec.backend) !== undefined)
+    throw usageError(
+      `--requeue ${n} is not available on pools yet: use --retries ${n}, or launch on --backend local, slurm or gridengine`,
+    );
+  const perTask =
+    spec.taskTimeout !== undefined || (spec.backend === 'local' && spec.request.duration !== undefined);
+  if (!perTask)
+    throw usageError(
+      `--requeue ${n} needs each task's time limit to requeue at: add --task-timeout TIME${spec.backend === 'local' ? ' or --duration TIME' : ' (below the element’s --duration)'}`,
+    );
 }
 
 /**

@@ -1,7 +1,15 @@
 import { refresh } from '../backends/refresh.js';
 import { jobSpread } from '../ledger/durations.js';
 import { jobLaunches } from '../ledger/launches.js';
-import { failedTasks, jobCounts, launchCounts, launchTimes, slowestAttempts } from '../ledger/queries.js';
+import {
+  failedTasks,
+  jobCounts,
+  jobRequeues,
+  launchCounts,
+  launchRequeues,
+  launchTimes,
+  slowestAttempts,
+} from '../ledger/queries.js';
 import { STATES } from '../protocol/states.js';
 import type { Workspace } from './job.js';
 import { loadJob } from './load-job.js';
@@ -21,6 +29,7 @@ export function jobStatus(ws: Workspace, name: string, report?: (line: string) =
       created_at: new Date(l.created_at * 1000).toISOString(),
       open: l.open === 1,
       counts: launchCounts(ws.ledger, l.id),
+      requeues: launchRequeues(ws.ledger, l.id),
       wall_seconds: t.first_start !== null && t.last_end !== null ? t.last_end - t.first_start : null,
       task_seconds: t.busy,
     };
@@ -34,6 +43,8 @@ export function jobStatus(ws: Workspace, name: string, report?: (line: string) =
       (n, s) => n + counts[s],
       0,
     ),
+    // Attempts run again by --requeue (time limit or checkpoint), apart from the counts of tasks by state.
+    requeues: jobRequeues(ws.ledger, job.id),
     launches,
     durations: jobSpread(ws.ledger, job.id),
     slowest: slowestAttempts(ws.ledger, job.id, 5),

@@ -255,7 +255,7 @@ function applyEntries(ledger: Ledger, job: JobRow, created: boolean): JobChanges
   const changed = ledger
     .stmt(
       `UPDATE tasks SET command = e.command, tag = e.tag, params = e.params, revision = ?, state = 'pending',
-         exit_code = NULL, tries = 0, last_launch_id = NULL, latest = NULL
+         exit_code = NULL, tries = 0, requeues = 0, last_launch_id = NULL, latest = NULL
        FROM temp.sync_entries e WHERE tasks.job_id = ? AND tasks.id = e.id AND tasks.command != e.command`,
     )
     .run(next, job.id).changes;

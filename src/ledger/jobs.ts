@@ -35,6 +35,8 @@ export interface TaskRow {
   exit_code: number | null;
   /** Attempts of its current command, all launches. */
   attempts: number;
+  /** Of those, the ones `--requeue` ran again (it hit its time limit or checkpointed); read where shown. */
+  requeues?: number;
   /** The newest launch of its current command. */
   last_launch_id: number | null;
   /** The sweep values of its current command (`{}` when prelaunch recorded none for it). */

@@ -329,4 +329,11 @@ export const MIGRATIONS: readonly string[] = [
   WHERE json_valid(handles) AND json_type(handles) = 'object'
     AND (json_type(handles, '$.eqw') IS NOT NULL OR json_type(handles, '$.gone') IS NOT NULL);
   `,
+  // 11: \`--requeue\` (issue 34): an attempt the runner ran again because it hit its time limit or checkpointed
+  // is marked so, and each task counts its requeues (all launches), apart from its attempts and retries.
+  `
+  ALTER TABLE attempts ADD COLUMN requeued INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX attempts_requeued ON attempts (launch_id) WHERE requeued = 1;
+  ALTER TABLE tasks ADD COLUMN requeues INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -277,3 +277,29 @@ export function endedBadly(ledger: Ledger, launchId: number): EndedBadly[] {
 export function endedBadlyCount(ledger: Ledger, launchId: number): number {
   return ledger.stmt(`SELECT count(*) ${ENDED_BADLY}`).pluck().get(launchId) as number;
 }
+
+/** The requeues (`--requeue`) of a job's current commands, all launches. */
+export function jobRequeues(ledger: Ledger, jobId: number): number {
+  return ledger
+    .stmt('SELECT coalesce(sum(requeues), 0) FROM tasks WHERE job_id = ?')
+    .pluck()
+    .get(jobId) as number;
+}
+
+/** The attempts of a launch that `--requeue` ran again. */
+export function launchRequeues(ledger: Ledger, launchId: number): number {
+  return ledger
+    .stmt('SELECT count(*) FROM attempts WHERE launch_id = ? AND requeued = 1')
+    .pluck()
+    .get(launchId) as number;
+}
+
+/** Whether `--requeue` ran this attempt again (its next attempt is a requeue, not a retry). */
+export function attemptRequeued(ledger: Ledger, jobId: number, taskId: number, attempt: number): boolean {
+  return (
+    ledger
+      .stmt('SELECT requeued FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?')
+      .pluck()
+      .get(jobId, taskId, attempt) === 1
+  );
+}

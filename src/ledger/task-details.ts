@@ -43,6 +43,7 @@ type Raw = [
   number | null,
   number | null,
   number | null,
+  number,
 ];
 
 /**
@@ -61,7 +62,7 @@ export function* taskDetailChunks(
   const page = keysetPage({
     select: `t.id, t.command, t.tag, t.state, t.exit_code, t.tries, t.last_launch_id,
       a.started_at, a.ended_at, ${LATEST_DURATION}, a.host, a.signal, a.stdout_path, t.params,
-      a.stdout_off, a.stdout_end, a.log_seq`,
+      a.stdout_off, a.stdout_end, a.log_seq, t.requeues`,
     from: `tasks t ${LATEST_ATTEMPT_JOIN}`,
     where: w.sql,
     key: 't.id',
@@ -85,6 +86,7 @@ export function* taskDetailChunks(
       stdout_off: r[14],
       stdout_end: r[15],
       log_seq: r[16],
+      requeues: r[17],
     }));
   }
 }

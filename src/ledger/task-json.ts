@@ -29,8 +29,8 @@ export function* taskJsonChunks(
 ): Generator<Buffer> {
   // One printf, not json_object and concatenations: each || copies the line so far, and json_object formats
   // values by their type at run time (~10% of the query). The strings are quoted as json_object quotes them.
-  const line = `printf('{${withJobname ? '"jobname":%s,' : ''}"task":%d,"command":%s,"tag":%s,"state":"%s","exit_code":%s,"attempts":%d,"launch":%s,%s,"params":%s}',
-    ${withJobname ? 'json_quote(?), ' : ''}t.id, json_quote(t.command), json_quote(t.tag), t.state, ifnull(t.exit_code, 'null'), t.tries,
+  const line = `printf('{${withJobname ? '"jobname":%s,' : ''}"task":%d,"command":%s,"tag":%s,"state":"%s","exit_code":%s,"attempts":%d,"requeues":%d,"launch":%s,%s,"params":%s}',
+    ${withJobname ? 'json_quote(?), ' : ''}t.id, json_quote(t.command), json_quote(t.tag), t.state, ifnull(t.exit_code, 'null'), t.tries, t.requeues,
     ifnull('"' || t.last_launch_id || '"', 'null'), ifnull(t.latest, '${NO_LATEST}'), t.params)`;
   const name = withJobname ? [job.name] : [];
   if (filter.ids === undefined && filter.states === undefined) {
@@ -80,6 +80,7 @@ export function taskJson(
     state: t.state,
     exit_code: t.exit_code,
     attempts: t.attempts,
+    requeues: t.requeues ?? 0,
     launch: t.last_launch_id === null ? null : String(t.last_launch_id),
     started_at: t.started_at,
     ended_at: t.ended_at,

@@ -56,6 +56,11 @@ export interface EndRecord {
   reason?: string;
   /** The runner will retry the task (another attempt follows): the task is queued again, not failed. */
   retry?: boolean;
+  /**
+   * `--requeue`: the task hit its time limit or asked (its exit code) to run again, and will, resumed: the task
+   * is queued again, and the ledger counts a requeue (not a retry). Never with `retry`.
+   */
+  requeue?: boolean;
   /** Output in segments: where this attempt's bytes end in its start's `out` and `err` (exclusive). */
   out_end?: number;
   err_end?: number;
@@ -211,6 +216,8 @@ export function checkRecord(value: unknown): string | undefined {
       if (!isStrOrNull(r.signal)) return bad('signal');
       if (r.reason !== undefined && !isStr(r.reason)) return bad('reason');
       if (r.retry !== undefined && typeof r.retry !== 'boolean') return bad('retry');
+      if (r.requeue !== undefined && typeof r.requeue !== 'boolean') return bad('requeue');
+      if (r.retry && r.requeue) return bad('requeue');
       return checkOptionalInts(r, ['out_end', 'err_end'], bad);
     case 'skip':
       if (!isInt(r.task, 1)) return bad('task');

@@ -55,6 +55,13 @@ export interface RunSettings {
   /** `--signal`: each task gets this signal this many seconds before its time limit; omitted → none. */
   warnSignal?: WarnSignal;
   /**
+   * `--requeue`: a task that hit `taskTimeout` or exited `requeueExit` runs again (a new attempt, DROVER_RESUME=1),
+   * up to this many times, apart from its retries; omitted → never.
+   */
+  requeue?: number;
+  /** The exit code by which a task asks to be requeued (75 unless the launch said). */
+  requeueExit?: number;
+  /**
    * Seconds the runner has from its start: a cluster element's time limit (`--duration`). A task's time limit
    * is the nearer of its own (`taskTimeout`) and this one's end; omitted → none.
    */

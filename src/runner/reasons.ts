@@ -24,3 +24,9 @@ export const SERVER_LOST = "drover's process server died: the runner stopped the
 export function timeLimitReason(seconds: number | 'T'): string {
   return `time limit of ${seconds} s`;
 }
+
+/** The task exited with `--requeue-exit` (75 unless the launch said): it saved its state and asks to run again. */
+export const CHECKPOINTED = 'checkpointed';
+
+/** The exit code by which a task asks to be requeued, when the launch does not say: EX_TEMPFAIL (sysexits.h). */
+export const REQUEUE_EXIT_DEFAULT = 75;

@@ -84,6 +84,9 @@ export function startRecord(site: RecordSite, task: number, attempt: number, sta
   };
 }
 
+/** What follows an attempt that ended: another as a retry, or as a requeue (`--requeue`), or none. */
+export type NextAttempt = 'retry' | 'requeue' | null;
+
 /** The record of an attempt's end; `segment`: where its output went, ends included, when in segments. */
 export function endRecord(
   site: RecordSite,
@@ -91,7 +94,7 @@ export function endRecord(
   attempt: number,
   at: number,
   end: EndFields,
-  willRetry: boolean,
+  next: NextAttempt,
   segment: SegmentSpan | undefined,
 ): EndRecord {
   return {
@@ -100,7 +103,7 @@ export function endRecord(
     attempt,
     at,
     ...end,
-    ...(willRetry ? { retry: true } : {}),
+    ...(next === 'retry' ? { retry: true } : next === 'requeue' ? { requeue: true } : {}),
     ...(site.segments && segment?.outEnd !== undefined
       ? { out_end: segment.outEnd, err_end: segment.errEnd! }
       : {}),
@@ -129,7 +132,7 @@ export function attemptEnd(
   attempt: number,
   end: EndFields,
   seconds: number,
-  willRetry: boolean,
+  next: NextAttempt,
 ): TaskEnd {
   return {
     task,
@@ -140,7 +143,8 @@ export function attemptEnd(
     ...(end.reason !== undefined ? { reason: end.reason } : {}),
     seconds,
     err: site.segments ? null : attemptFile(site.logDir, task, attempt, 'err'),
-    willRetry,
+    willRetry: next !== null,
+    ...(next === 'requeue' ? { requeue: true } : {}),
   };
 }
 

@@ -16,7 +16,10 @@ export interface TaskEnd {
   seconds: number | null;
   /** Its stderr log file (null: it never started, or its output is in segments: see `drover logs`). */
   err: string | null;
+  /** Another attempt of the task follows: a retry, or a requeue when `requeue` is set. */
   willRetry: boolean;
+  /** The attempt follows as a requeue (`--requeue`: it hit its time limit or checkpointed), not a retry. */
+  requeue?: boolean;
 }
 
 /** What the runner tells its caller as it goes (for live progress). */

@@ -286,9 +286,9 @@ export class Runner {
     } else if (!a.abandoned) {
       const { end } = outcome;
       this.hooks.onEnd?.(end);
-      if (end.willRetry) {
-        this.tasks.retry(q, this.group.retryDelay);
-      } else this.count(end.state);
+      if (end.requeue) this.tasks.requeue(q);
+      else if (end.willRetry) this.tasks.retry(q, this.group.retryDelay);
+      else this.count(end.state);
     }
     this.pump();
   }

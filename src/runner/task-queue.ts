@@ -8,6 +8,8 @@ export interface Queued {
   task: GroupTask;
   attempt: number;
   retry: number;
+  /** `--requeue`s of the task so far in this runner (its attempts after one resume: DROVER_RESUME=1). */
+  requeues?: number;
 }
 
 /**
@@ -59,9 +61,19 @@ export class TaskQueue {
     this.queue.unshift(q);
   }
 
+  /** The attempt after `q`, requeued (`--requeue`): first in the queue, at once (no backoff: nothing failed). */
+  requeue(q: Queued): void {
+    this.queue.unshift({
+      task: q.task,
+      attempt: q.attempt + 1,
+      retry: q.retry,
+      requeues: (q.requeues ?? 0) + 1,
+    });
+  }
+
   /** The attempt after `q`: it waits its backoff (from `base` seconds), then goes first in the queue. */
   retry(q: Queued, base: number): void {
-    const next: Queued = { task: q.task, attempt: q.attempt + 1, retry: q.retry + 1 };
+    const next: Queued = { ...q, attempt: q.attempt + 1, retry: q.retry + 1 };
     const delay = retryDelay(next.retry, { ...DEFAULT_BACKOFF, base });
     const timer = setTimeout(() => {
       this.waiting.delete(next.task.id);

@@ -27,6 +27,10 @@ export const COUNTS = {
   gpus: { min: 0, max: 1024, unit: '' },
   /** --retries. */
   retries: { min: 0, max: 1000, unit: '' },
+  /** --requeue. */
+  requeues: { min: 0, max: 1000, unit: '' },
+  /** --requeue-exit: an exit code a shell does not take for a signal (128+N) nor for not found (126, 127). */
+  exitCode: { min: 1, max: 125, unit: '' },
   /** pool create --workers. */
   workers: { min: 1, max: 100_000, unit: '' },
   /** pool scale --workers (0: no workers). */

@@ -9,6 +9,7 @@ import { packed } from './scenarios/packed.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
+import { requeueAtLimit } from './scenarios/requeue.js';
 import { bestOfSweep } from './scenarios/results.js';
 import { schedulerCalls } from './scenarios/scheduler-calls.js';
 import { dryRunIsWhatRuns, rerunFailed, tasklistBlocks } from './scenarios/selection.js';
@@ -25,6 +26,7 @@ export const SCENARIOS: Scenario[] = [
   taskTimeLimit,
   warnBeforeTaskTimeout,
   warnBeforeElementLimit,
+  requeueAtLimit,
   limitVariables,
   backendTimeLimit,
   cancel,

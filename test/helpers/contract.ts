@@ -22,7 +22,9 @@ export interface JobStatus {
   jobname: string;
   tasks: number;
   counts: Counts;
-  launches: { id: string; backend: string; tasklist: string; counts: Counts }[];
+  /** Attempts `--requeue` ran again (issue 34), apart from the counts. */
+  requeues: number;
+  launches: { id: string; backend: string; tasklist: string; counts: Counts; requeues: number }[];
 }
 
 /** One object of `drover list --jobname J --json`. */
@@ -33,6 +35,8 @@ export interface ListedTask {
   state: StateName;
   exit_code: number | null;
   attempts: number;
+  /** Of its attempts, the ones `--requeue` ran again. */
+  requeues: number;
   /** The task's sweep values (issue 12): `{}` for a job prelaunch did not make. */
   params: Record<string, string>;
 }

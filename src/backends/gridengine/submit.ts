@@ -129,9 +129,10 @@ export function submitGridEngine(req: SubmitRequest): SubmitResult {
   fs.mkdirSync(settings.logDir, { recursive: true });
   fs.mkdirSync(settings.recordsDir, { recursive: true });
   // One task per element: the light single-task runner (Perl, runner/single.ts) instead of Node.
-  // --signal needs drover runner, which times it (Grid Engine's -notify warns only of a stop, at a time the site sets).
+  // --signal needs drover runner, which times it (Grid Engine's -notify warns only of a stop, at a time the site
+  // sets); --requeue too, which runs a task again in its element.
   const single =
-    packed || settings.warnSignal !== undefined
+    packed || settings.warnSignal !== undefined || settings.requeue !== undefined
       ? undefined
       : {
           ...writeSingleRunner(launch.dir, new Map(groups.map((g) => [g.key, toGroupTask(g.tasks[0]!)]))),

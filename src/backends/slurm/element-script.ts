@@ -13,9 +13,17 @@ import { writeProgram } from '../../runner/programs.js';
  * settings file, into the launch folder.
  */
 
-/** Can the element runner run these tasks of a launch? Not with retries, time limits, `--signal` or task variables. */
+/**
+ * Can the element runner run these tasks of a launch? Not with retries, time limits, `--signal`, `--requeue` or
+ * task variables.
+ */
 export function elementRunnerFits(settings: RunSettings, tasks: readonly GroupTask[]): boolean {
-  if (settings.retries !== 0 || settings.taskTimeout !== undefined || settings.warnSignal !== undefined)
+  if (
+    settings.retries !== 0 ||
+    settings.taskTimeout !== undefined ||
+    settings.warnSignal !== undefined ||
+    settings.requeue !== undefined
+  )
     return false;
   return !tasks.some((t) => t.env && Object.keys(t.env).length > 0);
 }

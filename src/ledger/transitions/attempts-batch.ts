@@ -135,6 +135,8 @@ function groupsOf(pairs: Iterable<readonly [StartRecord, EndRecord]>): Iterable<
   const groups = new Map<string, Group>();
   for (const pair of pairs) {
     const [s, e] = pair;
+    // A requeue (rare) counts on its task too: recordAttempt, one by one, does that.
+    if (e.requeue) continue;
     const to = taskStateAfter(e);
     const key = `${to} ${s.attempt} ${e.exit_code}`;
     let g = groups.get(key);

@@ -22,9 +22,24 @@ import {
  * legal moves (moves.ts).
  */
 
-/** A task's state after an attempt ended: the attempt's, or `queued` while the runner will retry it. */
+/** A task's state after an attempt ended: the attempt's, or `queued` while the runner will retry or requeue it. */
 export function taskStateAfter(r: EndRecord): State {
-  return r.retry ? 'queued' : r.state;
+  return r.retry || r.requeue ? 'queued' : r.state;
+}
+
+/**
+ * A requeued attempt is marked so, and its task counts one more requeue (once: only an open attempt ends, and a
+ * whole attempt is inserted once). `marked`: its row was inserted with the mark (attemptValues).
+ */
+function countRequeue(ledger: Ledger, jobId: number, launchId: number, r: EndRecord, marked = false): void {
+  if (!r.requeue) return;
+  if (!marked)
+    ledger
+      .stmt(
+        'UPDATE attempts SET requeued = 1 WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?',
+      )
+      .run(jobId, r.task, r.attempt, launchId);
+  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, r.task);
 }
 
 /** Transition `recordStart`: an attempt started (queued → running). Idempotent. */
@@ -131,6 +146,7 @@ export function recordEnd(ledger: Ledger, jobId: number, launchId: number, r: En
        WHERE id = ?`,
     )
     .run(r.at, r.at, r.at, jobId, r.task, r.attempt, launchId);
+  countRequeue(ledger, jobId, launchId, r);
   if (moves) setTaskState(ledger, jobId, launchId, r.task, a.state!, to, r.exit_code);
   refreshLatest(ledger, jobId, r.task);
   return APPLIED;
@@ -172,6 +188,7 @@ export function recordEndWithoutStart(
   ledger
     .stmt('UPDATE launches SET last_end = max(coalesce(last_end, ?), ?) WHERE id = ?')
     .run(r.at, r.at, launchId);
+  countRequeue(ledger, jobId, launchId, r);
   if (moves) setTaskState(ledger, jobId, launchId, r.task, row.state, to, r.exit_code);
   refreshLatest(ledger, jobId, r.task);
   return APPLIED;
@@ -180,7 +197,7 @@ export function recordEndWithoutStart(
 /** The columns of a whole attempt's row, in the order attemptValues gives them. */
 export const ATTEMPT_COLUMNS = `job_id, task_id, attempt, launch_id, state, exit_code, signal, started_at, ended_at,
   duration, host, slot, gpus, pid, stdout_path, stderr_path, reason, stdout_off, stdout_end, stderr_off, stderr_end,
-  log_seq`;
+  log_seq, requeued`;
 
 /** How many values attemptValues gives: one per column. */
 export const ATTEMPT_VALUES = ATTEMPT_COLUMNS.split(',').length;
@@ -210,6 +227,7 @@ export function attemptValues(jobId: number, launchId: number, s: StartRecord, e
     s.err_off ?? null,
     e.err_end ?? null,
     s.seq ?? null,
+    e.requeue ? 1 : 0,
   ];
 }
 
@@ -248,6 +266,7 @@ export function recordAttempt(
        WHERE job_id = ? AND id = ?`,
     )
     .run(s.attempt, launchId, launchId, to, launchId, e.exit_code, s.attempt, jobId, s.task);
+  countRequeue(ledger, jobId, launchId, e, true);
   return APPLIED;
 }
 
