@@ -97,7 +97,7 @@ test('a task that asks to be requeued every time stops after N, and says why; re
   assert.match(human.stdout, /job loop: 1 tasks, 0 succeeded \(0%\), 2 requeues/);
 
   // Its own code, and a retry after the requeues: each attempt says what it was told.
-  writeScript(cwd, 'ask.sh', 'echo "attempt=$DROVER_ATTEMPT resume=${DROVER_RESUME-none}"; exit 9\n');
+  writeScript(cwd, 'ask.sh', `echo "attempt=$DROVER_ATTEMPT resume=\${DROVER_RESUME-none}"; exit 9\n`);
   const own = await runDrover(
     [
       ...['launch', '--command', 'sh ask.sh', '--jobname', 'own', '--requeue', '1', '--requeue-exit', '9'],
@@ -112,7 +112,7 @@ test('a task that asks to be requeued every time stops after N, and says why; re
     [3, 'failed', 9, 'checkpointed, no requeue left (--requeue 1)'],
   ]);
   const logs = await runDrover(['logs', 'own', '1', '--all-attempts'], { cwd });
-  assert.match(logs.stdout, /attempt=1 resume=none\n[^]*attempt=2 resume=1\n[^]*attempt=3 resume=1\n/);
+  assert.match(logs.stdout, /attempt=1 resume=none\n[\s\S]*attempt=2 resume=1\n[\s\S]*attempt=3 resume=1\n/);
   const list = JSON.parse((await runDrover(['list', 'own', '--json'], { cwd })).stdout);
   assert.deepEqual([list[0].attempts, list[0].requeues], [3, 1]);
 
