@@ -93,6 +93,15 @@ class LaunchArgs(unittest.TestCase):
         self.assertIn("--signal=USR1@5m", argv)
         self.assertNotIn("--signal", " ".join(launch_args("lr")))
 
+    def test_requeue(self) -> None:
+        argv = launch_args("lr", task_timeout="1h", signal="USR1@5m", requeue=3, requeue_exit=9)
+        self.assertEqual(argv[argv.index("--requeue") + 1], "3")
+        self.assertEqual(argv[argv.index("--requeue-exit") + 1], "9")
+        self.assertNotIn("--requeue", launch_args("lr"))
+        for bad in ("3", 2.5, True):
+            with self.assertRaisesRegex(TypeError, "requeue="):
+                launch_args("lr", requeue=bad)  # type: ignore[arg-type]
+
     def test_env(self) -> None:
         argv = launch_args("lr", env={"A": "x y; $B", "N": 1})
         self.assertEqual(argv[-2:], ["--env=A=x y; $B", "--env=N=1"])

@@ -229,6 +229,41 @@ class LaunchAndRerun(WorkspaceTest):
         self.assertEqual(caught.exception.exit_code, 2)
         self.assertIn("KILL", caught.exception.message)
 
+    def test_a_task_that_checkpoints_is_requeued_and_resumes(self) -> None:
+        # drover.on_checkpoint saves on the warning and exits 75; the next attempt resumes (DROVER_RESUME=1).
+        ckpt = (
+            "import os, time, drover\n"
+            "step = int(open('ck').read()) if drover.resuming() else 0\n"
+            "print('attempt', os.environ['DROVER_ATTEMPT'], 'from', step, flush=True)\n"
+            "drover.on_checkpoint(lambda: open('ck', 'w').write(str(step)))\n"
+            "while step < 6:\n"
+            "    time.sleep(1)\n"
+            "    step += 1\n"
+            "print('done', step)\n"
+        )
+        (self.cwd / "ckpt.py").write_text(ckpt)
+        job = drover.sweep(f"{PY} ckpt.py", jobname="ck", cwd=self.cwd)
+        done = job.launch(task_timeout=8, signal="USR1@4", requeue=2)
+        self.assertEqual((done.exit_code, done.counts["succeeded"]), (0, 1), done.data)
+        self.assertEqual(job.status()["requeues"], 1)
+        task = job.tasks()[0]
+        self.assertEqual((task["attempts"], task["requeues"]), (2, 1))
+        self.assertRegex(job.logs(1), r"^attempt 2 from [1-5]\ndone 6\n$")
+        with self.assertRaises(drover.DroverError) as caught:
+            job.launch(requeue=2)
+        self.assertEqual(caught.exception.exit_code, 2)
+        self.assertIn("--requeue 2 needs each task's time limit", caught.exception.message)
+
+    def test_checkpoint_helpers_refuse_what_they_cannot_do(self) -> None:
+        with self.assertRaisesRegex(ValueError, "cannot be caught"):
+            drover.on_checkpoint(lambda: None, signal="KILL")
+        with self.assertRaisesRegex(ValueError, "is not a signal"):
+            drover.watch_for_checkpoint(signal="USR9")
+        with self.assertRaisesRegex(TypeError, "not callable"):
+            drover.on_checkpoint("save")  # type: ignore[arg-type]
+        self.assertEqual(drover.REQUEUE_EXIT, 75)
+        self.assertFalse(drover.checkpoint_requested())
+
     def test_a_dry_run_runs_and_records_nothing(self) -> None:
         dry = self.job.launch(dry_run=True, tasklist="1,3")
         self.assertIsNone(dry.launch)

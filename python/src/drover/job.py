@@ -74,6 +74,8 @@ class Job:
         duration: Optional[Union[str, int, float]] = None,
         task_timeout: Optional[Union[str, int, float]] = None,
         signal: Optional[str] = None,
+        requeue: Optional[int] = None,
+        requeue_exit: Optional[int] = None,
         retries: Optional[int] = None,
         tasks_per_node: Optional[int] = None,
         max_tasks_per_node: Optional[int] = None,
@@ -95,6 +97,8 @@ class Job:
                 venv: as `drover launch --help` says (``mem="4G"``, ``duration="10m"``).
             signal: ``"USR1@5m"``: each task gets SIGUSR1 five minutes before its time limit (task_timeout, or
                 duration), to save its work and exit; it sees DROVER_TIME_LEFT_S and DROVER_DEADLINE.
+            requeue: run a task that hit its task_timeout, or exited 75 (it checkpointed: drover.on_checkpoint),
+                again, resumed (DROVER_RESUME=1), up to this many times; requeue_exit: another code than 75.
             env: variables for every task (``{"OMP_NUM_THREADS": 1}``), passed as they are, never by a shell.
             result: ``"stdout"`` takes each task's result from the last line of its stdout that is a JSON
                 object, instead of the file named by $DROVER_RESULT_FILE (``"file"``, the default).
@@ -123,6 +127,8 @@ class Job:
             duration=duration,
             task_timeout=task_timeout,
             signal=signal,
+            requeue=requeue,
+            requeue_exit=requeue_exit,
             retries=retries,
             tasks_per_node=tasks_per_node,
             max_tasks_per_node=max_tasks_per_node,

@@ -101,6 +101,8 @@ def launch_args(
     duration: Optional[Union[str, int, float]] = None,
     task_timeout: Optional[Union[str, int, float]] = None,
     signal: Optional[str] = None,
+    requeue: Optional[int] = None,
+    requeue_exit: Optional[int] = None,
     retries: Optional[int] = None,
     tasks_per_node: Optional[int] = None,
     max_tasks_per_node: Optional[int] = None,
@@ -130,6 +132,8 @@ def launch_args(
         ("cpus", cpus),
         ("gpus", gpus),
         ("retries", retries),
+        ("requeue", requeue),
+        ("requeue_exit", requeue_exit),
         ("tasks_per_node", tasks_per_node),
         ("max_tasks_per_node", max_tasks_per_node),
     ):
