@@ -157,6 +157,9 @@ export class ControllerCore {
         if (l.numJobs !== null) {
           msg.env = { DROVER_JOB_RANK: String(t.task - 1), DROVER_NUM_JOBS: String(l.numJobs) };
         }
+        // After a requeue the task resumes from what it saved (as the runner tells its own requeues).
+        if (l.settings.requeue && t.attempt > 1 && this.store.requeues(l, t.task) > 0)
+          msg.env = { ...msg.env, DROVER_RESUME: '1' };
         if (!w.sentSettings.has(l.id)) {
           msg.settings = l.settings;
           w.sentSettings.add(l.id);
@@ -200,17 +203,39 @@ export class ControllerCore {
    * An attempt ended (reported, or lost): retry it while retries remain, else the task is done in this launch.
    * Inside a transaction.
    */
-  endTask(l: LiveLaunch, task: number, attempt: number, state: TerminalState, lostReason?: string): void {
+  endTask(
+    l: LiveLaunch,
+    task: number,
+    attempt: number,
+    state: TerminalState,
+    lostReason?: string,
+    requeued = false,
+  ): void {
     const pt = this.store.poolTask(l, task);
     if (!pt) return;
     if (lostReason !== undefined) this.store.markLost(l, task, lostReason);
     const tries = Math.max(pt.tries, lostReason !== undefined ? 1 : 0);
+    // A requeue (its end record says so: worker-events.ts; or its worker was lost and requeues are left) goes
+    // again at once; retries count only the rest.
+    const most = l.settings.requeue ?? 0;
+    const lostAgain = lostReason !== undefined && most > 0 && this.store.requeues(l, task) < most;
+    if (lostAgain) this.store.markRequeued(l, task, attempt);
     const next =
-      state === 'cancelled'
-        ? { kind: 'done' as const }
-        : afterAttempt(state, tries, l.retries, l.retryDelay, this.clock.now(), () => this.clock.random());
+      requeued || lostAgain
+        ? { kind: 'retry' as const, notBefore: this.clock.now() }
+        : state === 'cancelled'
+          ? { kind: 'done' as const }
+          : afterAttempt(
+              state,
+              tries - (l.settings.requeue ? this.store.requeues(l, task) : 0),
+              l.retries,
+              l.retryDelay,
+              this.clock.now(),
+              () => this.clock.random(),
+            );
     if (next.kind === 'retry') {
-      this.store.requeue(l, task, attempt + 1, next.notBefore);
+      if (requeued) this.store.requeueQueued(l, task, attempt + 1);
+      else this.store.requeue(l, task, attempt + 1, next.notBefore);
       l.retryWaiting.set(task, { attempt: attempt + 1, tries, notBefore: next.notBefore });
       this.signals.retriesChanged();
     } else {

@@ -72,11 +72,17 @@ export interface ControllerStore {
   started(l: LiveLaunch, task: number, attempt: number): boolean;
   /** The attempt and tries of a task held or waiting in a launch. */
   poolTask(l: LiveLaunch, task: number): { attempt: number; tries: number } | undefined;
+  /** How many of a task's attempts in a launch were requeued (`--requeue`). */
+  requeues(l: LiveLaunch, task: number): number;
 
   /** Hand a queued task to a worker; false when it is not queued any more. */
   assign(l: LiveLaunch, t: ReadyTask, worker: string): boolean;
   /** A task is tried again later as `nextAttempt`, not before `notBefore`. */
   requeue(l: LiveLaunch, task: number, nextAttempt: number, notBefore: number): void;
+  /** A lost attempt that `--requeue` runs again is marked so (its task counts the requeue). */
+  markRequeued(l: LiveLaunch, task: number, attempt: number): void;
+  /** A task its attempt's end record queued again (`--requeue`) waits to run as `nextAttempt`. */
+  requeueQueued(l: LiveLaunch, task: number, nextAttempt: number): void;
   /** A task handed out and never started waits again. */
   unassign(l: LiveLaunch, task: number): void;
   /** A task is done in its launch. */

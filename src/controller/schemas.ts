@@ -69,6 +69,8 @@ export const createLaunchSchema = {
     task_timeout: { type: 'number', exclusiveMinimum: 0, maximum: SECONDS.limit.max },
     kill_grace: { type: 'number', minimum: 0, maximum: 3600 },
     signal: str(64),
+    requeue: int(0, 1000),
+    requeue_exit: int(1, 125),
     cwd: { type: 'string', minLength: 1, maxLength: 4096 },
     env: { type: 'object', additionalProperties: str(100_000), maxProperties: 1000 },
     argv: { type: 'array', items: str(100_000), maxItems: 10_000 },

@@ -10,6 +10,7 @@ import {
   openPoolLaunchIds,
   pendingCancels,
   poolTask,
+  poolTaskRequeues,
   taskCommand,
   waitingTasks,
 } from '../ledger/pool-launches.js';
@@ -30,7 +31,9 @@ import {
   expandLaunch,
   finishTask,
   markLost,
+  markRequeued,
   requeueForRetry,
+  requeueQueued,
   unassign,
 } from '../ledger/transitions.js';
 import type { ControllerStore } from './ports.js';
@@ -72,10 +75,17 @@ export function ledgerStore(ledger: Ledger): ControllerStore {
     command: (l, task) => taskCommand(ledger, l.jobId, task),
     started: (l, task, attempt) => attemptStarted(ledger, l.jobId, task, attempt),
     poolTask: (l, task) => poolTask(ledger, l.id, task),
+    requeues: (l, task) => poolTaskRequeues(ledger, l.jobId, l.id, task),
 
     assign: (l, t, worker) => assignTask(ledger, l.id, t, worker).kind === 'applied',
     requeue(l, task, nextAttempt, notBefore) {
       requeueForRetry(ledger, l.jobId, l.id, task, nextAttempt, notBefore);
+    },
+    markRequeued(l, task, attempt) {
+      markRequeued(ledger, l.jobId, l.id, task, attempt);
+    },
+    requeueQueued(l, task, nextAttempt) {
+      requeueQueued(ledger, l.id, task, nextAttempt);
     },
     unassign(l, task) {
       unassign(ledger, l.id, task);

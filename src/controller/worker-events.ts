@@ -3,6 +3,7 @@ import type { WorkerRow } from '../ledger/pool-workers.js';
 import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
 import type { AttemptKey, RegisterRequest, ReportBatch } from '../protocol/messages.js';
 import type { AttemptRecord, StartRecord } from '../protocol/records.js';
+import { requeueOf } from '../runner/requeue.js';
 import type { ControllerCore } from './core.js';
 import { HttpError } from './http-error.js';
 import { type HeldTask, type LiveLaunch, type LiveWorker, taskKey } from './live.js';
@@ -191,6 +192,32 @@ function ownRecords(w: LiveWorker, l: LiveLaunch, records: readonly AttemptRecor
   });
 }
 
+/**
+ * `--requeue` on a pool: the controller, not the worker's runner, decides which ended attempts run again (by the
+ * runner's rule, runner/requeue.ts) and says so in their end records (`requeue`, the reason), as a runner does
+ * for its own; `requeued` gets their tasks. A worker's own `requeue` field never reaches here (ownRecords).
+ */
+function requeues(
+  c: ControllerCore,
+  l: LiveLaunch,
+  records: AttemptRecord[],
+  requeued: Set<number>,
+): AttemptRecord[] {
+  if (!l.settings.requeue) return records;
+  return records.map((r) => {
+    if (r.type !== 'end') return r;
+    const fields = {
+      state: r.state,
+      exit_code: r.exit_code,
+      signal: r.signal,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    };
+    const d = requeueOf(l.settings, fields, r.state === 'timeout', c.store.requeues(l, r.task), true);
+    if (d.requeue) requeued.add(r.task);
+    return { ...r, ...d.end, ...(d.requeue ? { requeue: true } : {}) };
+  });
+}
+
 /** A worker's report as it arrived. */
 export interface Report {
   w: LiveWorker;
@@ -231,7 +258,9 @@ function applyChecked(c: ControllerCore, r: CheckedReport, now: number, changed:
   const { w, fresh } = r;
   for (const b of fresh) {
     const l = c.launches.get(b.launch)!;
-    const done = c.store.applyRecords(l, ownRecords(w, l, b.records));
+    const requeued = new Set<number>();
+    const records = requeues(c, l, ownRecords(w, l, b.records), requeued);
+    const done = c.store.applyRecords(l, records);
     for (const x of done.refused) {
       c.log.warn({
         event: 'record-refused',
@@ -256,7 +285,7 @@ function applyChecked(c: ControllerCore, r: CheckedReport, now: number, changed:
         const d = e.at - h.startedAt;
         l.avgSeconds = l.avgSeconds === undefined ? d : 0.8 * l.avgSeconds + 0.2 * d;
       }
-      c.endTask(l, e.task, h.attempt, e.state);
+      c.endTask(l, e.task, h.attempt, e.state, undefined, requeued.has(e.task));
     }
   }
   const last = fresh[fresh.length - 1]!.seq;

@@ -200,8 +200,8 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
 
 /**
  * `--requeue` runs a task again where its runner ended it: at its own time limit (`--task-timeout`; `--duration`
- * on local), or when it exits `--requeue-exit`. Not yet on a pool (its controller, not the worker's runner, hands
- * out attempts), nor at a cluster element's end (--duration): both are refused rather than silently not done.
+ * on local), or when it exits `--requeue-exit`; on a pool its controller decides, from the worker's records. Not
+ * yet at a cluster element's end (--duration): a launch that would need it is refused rather than not served.
  */
 function checkRequeue(spec: LaunchSpec): void {
   const n = spec.requeue ?? 0;
@@ -212,15 +212,11 @@ function checkRequeue(spec: LaunchSpec): void {
       );
     return;
   }
-  if (poolOf(spec.backend) !== undefined)
-    throw usageError(
-      `--requeue ${n} is not available on pools yet: use --retries ${n}, or launch on --backend local, slurm or gridengine`,
-    );
   const perTask =
     spec.taskTimeout !== undefined || (spec.backend === 'local' && spec.request.duration !== undefined);
   if (!perTask)
     throw usageError(
-      `--requeue ${n} needs each task's time limit to requeue at: add --task-timeout TIME${spec.backend === 'local' ? ' or --duration TIME' : ' (below the element’s --duration)'}`,
+      `--requeue ${n} needs each task's time limit to requeue at: add --task-timeout TIME${spec.backend === 'local' ? ' or --duration TIME' : poolOf(spec.backend) !== undefined ? '' : ' (below the element’s --duration)'}`,
     );
 }
 

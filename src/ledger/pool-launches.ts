@@ -158,3 +158,11 @@ export function pendingCancels(ledger: Ledger): PoolCancelRow[] {
 export function cancelDone(ledger: Ledger, id: number): void {
   ledger.write(() => ledger.stmt('UPDATE pool_cancels SET done = 1 WHERE id = ?').run(id));
 }
+
+/** How many attempts of a task in a pool launch `--requeue` ran again (the controller's count of its requeues). */
+export function poolTaskRequeues(ledger: Ledger, jobId: number, launchId: number, taskId: number): number {
+  return ledger
+    .stmt('SELECT count(*) FROM attempts WHERE job_id = ? AND task_id = ? AND launch_id = ? AND requeued = 1')
+    .pluck()
+    .get(jobId, taskId, launchId) as number;
+}

@@ -18,6 +18,8 @@
  * | createPoolLaunch (a pool launch's queue row)  | transitions/expand.ts         | (its row; no task moves)       |
  * | expandLaunch, expandAll                       | transitions/expand.ts         | pending → queued               |
  * | assignTask, unassign, finishTask              | transitions/pool.ts           | (held / waiting / done)        |
+ * | requeueQueued                                 | transitions/pool.ts           | (waiting: queued by its end)   |
+ * | markRequeued                                  | transitions/pool.ts           | (a lost attempt, requeued)     |
  * | requeueForRetry                               | transitions/pool.ts           | terminal → queued              |
  * | markLost                                      | transitions/pool.ts           | running → lost                 |
  * | cancelPoolTasks                               | transitions/pool.ts           | queued → cancelled             |
@@ -50,6 +52,8 @@ export {
   closePoolLaunchIfDone,
   finishTask,
   markLost,
+  markRequeued,
   requeueForRetry,
+  requeueQueued,
   unassign,
 } from './transitions/pool.js';

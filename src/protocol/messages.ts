@@ -156,6 +156,9 @@ export interface CreateLaunchRequest {
   kill_grace?: number;
   /** `--signal SIG@TIME` (e.g. `USR1@5m`): each task gets SIG, TIME before its time limit. */
   signal?: string;
+  /** `--requeue N`, `--requeue-exit CODE`: see docs/long-tasks.md. */
+  requeue?: number;
+  requeue_exit?: number;
   /** Working directory of the tasks (absolute). */
   cwd: string;
   /** Extra environment of every task. */
@@ -307,6 +310,12 @@ export interface LaunchSettings {
   killGrace: number;
   /** `--signal`: the signal each task gets, seconds before its time limit. */
   warnSignal?: WarnSignal;
+  /**
+   * `--requeue`, for the controller: it decides requeues of the launch's tasks (a worker's runner never does,
+   * as it never retries) and marks the attempts after one with DROVER_RESUME=1.
+   */
+  requeue?: number;
+  requeueExit?: number;
   header?: string;
   footer?: string;
   venv?: string;

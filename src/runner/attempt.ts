@@ -2,10 +2,10 @@ import { attemptFile } from '../protocol/log-slices.js';
 import { type AttemptRecord, nowSec } from '../protocol/records.js';
 import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { commandArgv, wrapCommand } from './command.js';
-import { type EndFields, endState, isRetried, type StopCause, type WaitStatus } from './end-state.js';
+import { endState, isRetried, type StopCause, type WaitStatus } from './end-state.js';
 import type { GroupFile } from './group.js';
-import { CHECKPOINTED, REQUEUE_EXIT_DEFAULT } from './reasons.js';
 import { attemptEnd, attemptLogFiles, endRecord, type RecordSite, startRecord } from './records.js';
+import { requeueOf } from './requeue.js';
 import type { RunnerHooks, TaskEnd } from './runner-types.js';
 import type { Execution, ProcessExit, ProcessStart, ProcessStarter } from './starters/starter.js';
 import type { Queued } from './task-queue.js';
@@ -211,7 +211,7 @@ export function onExited(
   const stop = exit.serverLost && cause === null ? 'server' : cause;
   const found = endState(stop, waitStatus(exit), ctx.group.taskTimeout);
   const goOn = retries && !a.abandoned;
-  const { end, requeue } = requeueOf(ctx.group, a, stop, found, goOn);
+  const { end, requeue } = requeueOf(ctx.group, found, stop === 'timeout', a.requeues ?? 0, goOn);
   const next = requeue
     ? 'requeue'
     : isRetried(end.state) && a.retry < ctx.group.retries && goOn
@@ -221,32 +221,6 @@ export function onExited(
   ctx.record(endRecord(ctx.site, task.id, attempt, at, end, next, exit.segment), a.abandoned);
   const seconds = Math.max(0, at - started.startedAt);
   return { kind: 'ended', end: attemptEnd(ctx.site, task.id, attempt, end, seconds, next) };
-}
-
-/**
- * `--requeue`: an attempt that hit its own time limit, or exited with the requeue code (it checkpointed), runs
- * again while the task has requeues left — its end keeps its true state (`timeout`; `failed` with that exit code,
- * reason `checkpointed`). One that asked with none left says so in its reason.
- */
-function requeueOf(
-  group: GroupFile,
-  a: Attempt,
-  stop: StopCause | null,
-  end: EndFields,
-  goOn: boolean,
-): { end: EndFields; requeue: boolean } {
-  const most = group.requeue ?? 0;
-  if (most === 0) return { end, requeue: false };
-  const limit = end.state === 'timeout' && stop === 'timeout';
-  const asked = end.state === 'failed' && end.exit_code === (group.requeueExit ?? REQUEUE_EXIT_DEFAULT);
-  if (!limit && !asked) return { end, requeue: false };
-  const left = (a.requeues ?? 0) < most;
-  const reason = !asked
-    ? end.reason
-    : left
-      ? CHECKPOINTED
-      : `${CHECKPOINTED}, no requeue left (--requeue ${most})`;
-  return { end: { ...end, ...(reason !== undefined ? { reason } : {}) }, requeue: left && goOn };
 }
 
 /** SIGTERM to the attempt's process group, SIGKILL after the grace period (through the starter: see signal). */

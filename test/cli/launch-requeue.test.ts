@@ -26,7 +26,7 @@ async function attemptsOf(
   return (JSON.parse(r.stdout) as Attempt[]).map((a) => [a.attempt, a.state, a.exit_code, a.reason]);
 }
 
-test('--requeue refuses bad values, no per-task limit, pools, and --requeue-exit alone: exit 2, nothing written', async (t) => {
+test('--requeue refuses bad values, no per-task limit (pools too), and --requeue-exit alone: exit 2, nothing written', async (t) => {
   const cwd = tempWorkspace(t);
   assert.equal((await runDrover(['prelaunch', '+command', 'true', '+jobname', 'q', '+q'], { cwd })).code, 0);
   const before = snapshot(cwd);
@@ -42,7 +42,10 @@ test('--requeue refuses bad values, no per-task limit, pools, and --requeue-exit
       ['--backend', 'slurm', '--requeue', '1', '--duration', '1h'],
       /--requeue 1 needs each task's time limit to requeue at: add --task-timeout TIME \(below the element’s --duration\)/,
     ],
-    [['--pool', 'p', '--requeue', '1', '--task-timeout', '1m'], /--requeue 1 is not available on pools yet/],
+    [
+      ['--pool', 'p', '--requeue', '1'],
+      /--requeue 1 needs each task's time limit to requeue at: add --task-timeout TIME$/m,
+    ],
     [['--requeue-exit', '75', '--task-timeout', '1m'], /--requeue-exit 75 does nothing without --requeue N/],
     [['--requeue', '1', '--requeue-exit', '0', '--task-timeout', '1m'], /--requeue-exit '0' is out of range/],
     [

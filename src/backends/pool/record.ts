@@ -2,6 +2,7 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import { createPoolLaunch } from '../../ledger/transitions.js';
 import { poolOf } from '../../protocol/backend-ref.js';
 import type { LaunchSettings } from '../../protocol/messages.js';
+import { REQUEUE_EXIT_DEFAULT } from '../../runner/reasons.js';
 import type { LaunchMode, LaunchOutcome, LaunchPlan } from '../backend.js';
 
 /**
@@ -19,6 +20,7 @@ export function recordPoolLaunch(plan: LaunchPlan & { launch: LaunchRow }): void
     ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
     killGrace: s.killGrace,
     ...(s.warnSignal ? { warnSignal: s.warnSignal } : {}),
+    ...(s.requeue ? { requeue: s.requeue, requeueExit: s.requeueExit ?? REQUEUE_EXIT_DEFAULT } : {}),
     ...(config.header ? { header: config.header } : {}),
     ...(config.footer ? { footer: config.footer } : {}),
     ...(s.venv ? { venv: s.venv } : {}),

@@ -60,6 +60,49 @@ export function requeueForRetry(
   return APPLIED;
 }
 
+/**
+ * Transition `requeueQueued`: a task whose attempt's end record queued it again (`--requeue`: the controller
+ * marked it so) waits to be handed out as `nextAttempt`, at once; its state is already `queued`.
+ */
+export function requeueQueued(
+  ledger: Ledger,
+  launchId: number,
+  taskId: number,
+  nextAttempt: number,
+): Outcome {
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => requeueQueued(ledger, launchId, taskId, nextAttempt));
+  const info = ledger
+    .stmt(
+      'UPDATE pool_tasks SET worker = NULL, attempt = ?, not_before = 0 WHERE launch_id = ? AND task_id = ?',
+    )
+    .run(nextAttempt, launchId, taskId);
+  return info.changes > 0 ? APPLIED : UNCHANGED;
+}
+
+/**
+ * Transition `markRequeued`: an attempt that ended without an end record of its own (its worker was lost) is
+ * run again by `--requeue`: it is marked so and its task counts the requeue, as an end record's `requeue` does.
+ */
+export function markRequeued(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  attempt: number,
+): Outcome {
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => markRequeued(ledger, jobId, launchId, taskId, attempt));
+  const info = ledger
+    .stmt(
+      'UPDATE attempts SET requeued = 1 WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND requeued = 0',
+    )
+    .run(jobId, taskId, attempt, launchId);
+  if (info.changes === 0) return UNCHANGED;
+  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, taskId);
+  return APPLIED;
+}
+
 /** Transition `unassign`: a task handed to a worker that never started it waits again (same attempt). */
 export function unassign(ledger: Ledger, launchId: number, taskId: number): Outcome {
   if (!ledger.db.inTransaction) return ledger.write(() => unassign(ledger, launchId, taskId));

@@ -23,7 +23,6 @@ echo "done at $n"
 
 export const requeueAtLimit: Scenario = {
   name: '--requeue 2 with --task-timeout 8 and --signal USR1@4: a task that checkpoints resumes and succeeds, one that never does ends timeout after 3 attempts',
-  notFor: (b) => (b.pool ? 'pools take no --requeue yet (their controller hands out attempts)' : undefined),
   timeoutMs: (b) => usual(b) + 30_000,
   async run(b, site) {
     script(site, 'steps.sh', STEPS);
