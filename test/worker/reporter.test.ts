@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { ApiClient } from '../../src/protocol/client.js';
 import type { StartRecord } from '../../src/protocol/records.js';
 import { Reporter } from '../../src/worker/reporter.js';
+import { waitFor } from '../helpers/workspace.js';
 
 /**
  * A FAKE controller: a real HTTP server that answers every report with `status` and `body`, and counts them. It
@@ -43,11 +44,15 @@ const start = (task: number): StartRecord => ({
   err: 'e',
 });
 
-/** A reporter with one record to send to `url`, for `ms`; how many reports reached the controller. */
+/**
+ * A reporter with one record to send to `url`, for `ms`; how many reports reached the controller by then, and what
+ * it logged once `settle` is done.
+ */
 async function reportFor(
   url: string,
   reports: () => number,
   ms: number,
+  settle: (log: string[]) => Promise<unknown> = async () => {},
 ): Promise<{ n: number; log: string[] }> {
   const api = new ApiClient(url, 'token', { keepAlive: true });
   const log: string[] = [];
@@ -60,6 +65,7 @@ async function reportFor(
   reporter.add(1, start(1));
   await new Promise((r) => setTimeout(r, ms));
   const n = reports();
+  await settle(log);
   api.close();
   return { n, log };
 }
@@ -75,7 +81,11 @@ test('a refusal that names nothing it sent drops nothing and backs off: no resen
   const c = await fakeController(t, 403, {
     error: { code: 'not-yours', message: 'not yours', refused: [{ launch: 9, task: 9, attempt: 1 }] },
   });
-  const { n, log } = await reportFor(c.url, c.reports, 2000);
+  const { n, log } = await reportFor(c.url, c.reports, 2000, (log) =>
+    // A report may be on its way back when the window ends (counted by the controller, not yet taken by the
+    // reporter): compare once the reporter has taken every answer, before its next report (backoff ≥ 0.5 s).
+    waitFor('one log line per refusal', () => log.length === c.reports(), 5000, 10),
+  );
   assert.ok(n <= 4, `${n} reports in 2 s`);
-  assert.equal(log.length, n, 'one log line per refusal');
+  assert.ok(log.length >= n, `${log.length} log lines for ${n} refusals`);
 });
