@@ -7,6 +7,7 @@ import {
   APPLIED,
   countAttempt,
   followInTask,
+  markAttemptRequeued,
   moveInLaunch,
   type Outcome,
   refused,
@@ -27,19 +28,9 @@ export function taskStateAfter(r: EndRecord): State {
   return r.retry || r.requeue ? 'queued' : r.state;
 }
 
-/**
- * A requeued attempt is marked so, and its task counts one more requeue (once: only an open attempt ends, and a
- * whole attempt is inserted once). `marked`: its row was inserted with the mark (attemptValues).
- */
-function countRequeue(ledger: Ledger, jobId: number, launchId: number, r: EndRecord, marked = false): void {
-  if (!r.requeue) return;
-  if (!marked)
-    ledger
-      .stmt(
-        'UPDATE attempts SET requeued = 1 WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?',
-      )
-      .run(jobId, r.task, r.attempt, launchId);
-  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, r.task);
+/** An end record's `requeue`: its attempt is marked and its task counts the requeue (markAttemptRequeued). */
+function countRequeue(ledger: Ledger, jobId: number, launchId: number, r: EndRecord, inserted = false): void {
+  if (r.requeue) markAttemptRequeued(ledger, jobId, launchId, r.task, r.attempt, inserted);
 }
 
 /** Transition `recordStart`: an attempt started (queued → running). Idempotent. */

@@ -130,3 +130,28 @@ export function unInsertAttempt(ledger: Ledger, jobId: number, taskId: number, a
     .stmt('DELETE FROM attempts WHERE job_id = ? AND task_id = ? AND attempt = ?')
     .run(jobId, taskId, attempt);
 }
+
+/**
+ * Mark an attempt as one `--requeue` ran again, and count it on its task — once: nothing when it was marked
+ * already. `inserted`: its row was just inserted with the mark (attemptValues), only the count is left. Returns
+ * whether it counted.
+ */
+export function markAttemptRequeued(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  taskId: number,
+  attempt: number,
+  inserted = false,
+): boolean {
+  if (!inserted) {
+    const info = ledger
+      .stmt(
+        'UPDATE attempts SET requeued = 1 WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND requeued = 0',
+      )
+      .run(jobId, taskId, attempt, launchId);
+    if (info.changes === 0) return false;
+  }
+  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, taskId);
+  return true;
+}

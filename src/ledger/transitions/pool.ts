@@ -3,7 +3,7 @@ import { type Applied, applyRecords } from '../apply-records.js';
 import type { Ledger } from '../ledger.js';
 import { markUnfinished } from './backend.js';
 import { expandAll } from './expand.js';
-import { APPLIED, followInTask, moveInLaunch, type Outcome, UNCHANGED } from './move.js';
+import { APPLIED, followInTask, markAttemptRequeued, moveInLaunch, type Outcome, UNCHANGED } from './move.js';
 
 /**
  * The controller's transitions of pool launches. Pool launches use the same tables and record transitions as
@@ -93,14 +93,7 @@ export function markRequeued(
 ): Outcome {
   if (!ledger.db.inTransaction)
     return ledger.write(() => markRequeued(ledger, jobId, launchId, taskId, attempt));
-  const info = ledger
-    .stmt(
-      'UPDATE attempts SET requeued = 1 WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ? AND requeued = 0',
-    )
-    .run(jobId, taskId, attempt, launchId);
-  if (info.changes === 0) return UNCHANGED;
-  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, taskId);
-  return APPLIED;
+  return markAttemptRequeued(ledger, jobId, launchId, taskId, attempt) ? APPLIED : UNCHANGED;
 }
 
 /** Transition `unassign`: a task handed to a worker that never started it waits again (same attempt). */
