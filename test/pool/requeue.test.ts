@@ -10,6 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { runDrover } from '../helpers/drover.js';
 import { waitFor } from '../helpers/workspace.js';
+import { api } from './fake-worker.js';
 import { createPool, poolWorkspace } from './helpers.js';
 
 /** Writes its pid and resume flag; its first attempt then works 30 s, which its worker's death cuts short. */
@@ -74,3 +75,43 @@ for (const requeue of [1, 0]) {
     }
   });
 }
+
+test('the API refuses bad --requeue values, and a requeue without a task limit, with a 400 naming them', async (t) => {
+  const { cwd, server } = await poolWorkspace(t);
+  await createPool(cwd, 'p', ['--workers', '1', '--cpus', '1']);
+  const launch = (extra: object) =>
+    api(server.url, 'POST', '/launches', server.token, {
+      pool: 'p',
+      cwd,
+      command: 'true',
+      task_timeout: 60,
+      ...extra,
+    });
+  for (const requeue of [-1, 1001, 1.5, '2', null, true, 1e12])
+    for (const [field, value] of [
+      ['requeue', requeue],
+      ['requeue_exit', requeue],
+    ] as const) {
+      const r = await launch({ requeue: 1, [field]: value });
+      assert.equal(r.status, 400, `${field} ${JSON.stringify(value)}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.error!.message, new RegExp(`'${field}'`));
+    }
+  for (const code of [0, 126, 255]) {
+    const r = await launch({ requeue: 1, requeue_exit: code });
+    assert.equal(r.status, 400, `requeue_exit ${code}: ${JSON.stringify(r.body)}`);
+  }
+  const unlimited = await api(server.url, 'POST', '/launches', server.token, {
+    pool: 'p',
+    cwd,
+    command: 'true',
+    requeue: 2,
+  });
+  assert.equal(unlimited.status, 400, JSON.stringify(unlimited.body));
+  assert.match(unlimited.body.error!.message, /--requeue 2 needs each task's time limit/);
+  const alone = await launch({ requeue_exit: 9 });
+  assert.equal(alone.status, 400, JSON.stringify(alone.body));
+  assert.match(alone.body.error!.message, /--requeue-exit 9 does nothing without --requeue N/);
+  // Nothing was launched by any of them.
+  const s = await runDrover(['status', '--json'], { cwd });
+  assert.deepEqual(JSON.parse(s.stdout), []);
+});
