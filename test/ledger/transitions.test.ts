@@ -14,6 +14,7 @@ import {
   launchState,
   makeJob,
   start,
+  syncJob,
   taskRow,
   tempLedger,
 } from '../helpers/ledger.js';
@@ -228,5 +229,36 @@ test('the states column refuses a state outside the closed set', (t) => {
   assert.throws(
     () => ledger.db.prepare("UPDATE tasks SET state = 'done' WHERE job_id = ?").run(job.id),
     /CHECK/,
+  );
+});
+
+test('a requeue counts on its task, once, and never for a command the task no longer has (invariant 1)', (t) => {
+  const ledger = tempLedger(t);
+  const job = makeJob(ledger, 'J', 2);
+  const l = launch(ledger, job, [1, 2]);
+  const requeues = (task: number) =>
+    ledger.db.prepare('SELECT requeues FROM tasks WHERE job_id = ? AND id = ?').pluck().get(job.id, task);
+  ledger.write(() => {
+    for (const task of [1, 2]) recordStart(ledger, job.id, l.id, start(task, 1));
+    recordEnd(ledger, job.id, l.id, { ...end(1, 1, 'failed', 75), requeue: true });
+    recordEnd(ledger, job.id, l.id, { ...end(1, 1, 'failed', 75), requeue: true }); // a replay
+  });
+  assert.equal(requeues(1), 1);
+  assert.equal(taskRow(ledger, job, 1).state, 'queued');
+  // Task 2's command changes while its attempt of the old command still runs; that attempt's requeue is its
+  // old command's history: marked on the attempt, not counted on the task.
+  syncJob(
+    ledger,
+    'J',
+    new Map([
+      [1, { command: 'echo 1', tag: '' }],
+      [2, { command: 'echo two', tag: '' }],
+    ]),
+  );
+  ledger.write(() => recordEnd(ledger, job.id, l.id, { ...end(2, 1, 'timeout', null), requeue: true }));
+  assert.equal(requeues(2), 0);
+  assert.equal(
+    ledger.db.prepare('SELECT requeued FROM attempts WHERE job_id = ? AND task_id = 2').pluck().get(job.id),
+    1,
   );
 });

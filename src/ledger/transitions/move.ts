@@ -133,8 +133,9 @@ export function unInsertAttempt(ledger: Ledger, jobId: number, taskId: number, a
 
 /**
  * Mark an attempt as one `--requeue` ran again, and count it on its task — once: nothing when it was marked
- * already. `inserted`: its row was just inserted with the mark (attemptValues), only the count is left. Returns
- * whether it counted.
+ * already; and only while the task still has the command that launch ran (invariant 1: an earlier command's
+ * attempts never count for the new one). `inserted`: its row was just inserted with the mark (attemptValues),
+ * only the count is left. Returns whether it marked.
  */
 export function markAttemptRequeued(
   ledger: Ledger,
@@ -152,6 +153,11 @@ export function markAttemptRequeued(
       .run(jobId, taskId, attempt, launchId);
     if (info.changes === 0) return false;
   }
-  ledger.stmt('UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?').run(jobId, taskId);
+  ledger
+    .stmt(
+      `UPDATE tasks SET requeues = requeues + 1 WHERE job_id = ? AND id = ?
+         AND revision = (SELECT revision FROM launch_tasks WHERE launch_id = ? AND task_id = ?)`,
+    )
+    .run(jobId, taskId, launchId, taskId);
   return true;
 }
