@@ -34,6 +34,12 @@ export interface LaunchRequest {
    * (Slurm's `--signal=B:`); runners time it in every case (RunSettings.warnSignal).
    */
   signal?: WarnSignal;
+  /**
+   * `--requeue N` (the spec's, added by launch()): schedulers are asked to keep a preempted element to run it
+   * again (Slurm `--requeue`, Grid Engine `-r y`), and never to when it is 0 or omitted (a rerun element would run
+   * its tasks again under the same attempt numbers); the element's next runner goes on (runner/restart.ts).
+   */
+  requeue?: number;
 }
 
 /** Everything a cluster backend needs to submit one launch. */

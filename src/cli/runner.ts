@@ -7,6 +7,7 @@ import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { Ledger } from '../ledger/ledger.js';
 import { droverPaths } from '../paths.js';
 import { readGroup } from '../runner/group.js';
+import { earlierRunsGone } from '../runner/restart.js';
 import { Runner } from '../runner/runner.js';
 
 /**
@@ -93,6 +94,11 @@ export function registerRunner(program: Command): void {
     .action(async (file: string, opts: { group?: string; waitForGo?: boolean; ingestInto?: string }) => {
       if (opts.waitForGo && !(await waitForGo())) return;
       const group = readGroup(file, opts.group);
+      // An element the scheduler ran again goes on once its earlier run's runner is gone (runner/restart.ts).
+      if (group.termState === 'killed' && !(await earlierRunsGone(group))) {
+        process.exitCode = 1;
+        return;
+      }
       const kept =
         opts.ingestInto !== undefined ? ledgerToKeep(opts.ingestInto, group.launch, file) : undefined;
       const runner = new Runner(group);

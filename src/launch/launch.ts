@@ -134,6 +134,7 @@ export async function launch(ws: Workspace, spec: LaunchSpec, ctx: LaunchContext
     ...(spec.request.account === undefined && config.account ? { account: config.account } : {}),
     ...(spec.request.qos === undefined && config.qos ? { qos: config.qos } : {}),
     ...(spec.signal !== undefined ? { signal: spec.signal } : {}),
+    ...(spec.requeue ? { requeue: spec.requeue } : {}),
   };
   const retries =
     spec.retries ??

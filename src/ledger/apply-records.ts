@@ -20,6 +20,7 @@ import {
 } from './transitions/attempts.js';
 import { recordAttempts } from './transitions/attempts-batch.js';
 import type { Outcome } from './transitions/move.js';
+import { recordPreempted } from './transitions/preempted.js';
 
 /**
  * The one path from attempt records to transitions, for the record files of direct launches (ingest.ts) and the
@@ -147,6 +148,10 @@ export function applyRecords(
           skipMany(r, from, last);
         }
         break;
+      case 'preempted':
+        release(r.task);
+        note(r, recordPreempted(ledger, launch.job_id, launch.id, r));
+        break;
       case 'runner-end':
         if (file !== undefined) runnerEnded(ledger, launch.id, file, r.at);
         break;
@@ -166,7 +171,7 @@ function loneAttempts(records: readonly AttemptRecord[]): Map<number, [StartReco
   /** Per task: its start while it is all there is, its pair once the end followed, null for any other mix. */
   const seen = new Map<number, StartRecord | [StartRecord, EndRecord] | null>();
   for (const r of records) {
-    if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip') continue;
+    if (r.type !== 'start' && r.type !== 'end' && r.type !== 'skip' && r.type !== 'preempted') continue;
     const before = seen.get(r.task);
     if (before === undefined && r.type === 'start') seen.set(r.task, r);
     else if (

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { linesBefore, readFrom } from '../files.js';
+import { inRunOrder } from '../protocol/record-files.js';
 import { type AttemptRecord, parseRecords } from '../protocol/records.js';
 import { isProcessAlive, shortHostname } from '../util/proc.js';
 import { applyRecords } from './apply-records.js';
@@ -80,7 +81,7 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
   const dir = recordsDir(launch);
   let files: string[];
   try {
-    files = fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+    files = inRunOrder(fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')));
   } catch {
     return 0;
   }
@@ -139,7 +140,7 @@ export function ingestLaunch(ledger: Ledger, launch: LaunchRow): number {
 
 /** A record, named for a warning: `end record of task 3 attempt 2`. */
 function whatRecord(r: AttemptRecord): string {
-  if (r.type === 'start' || r.type === 'end')
+  if (r.type === 'start' || r.type === 'end' || r.type === 'preempted')
     return `${r.type} record of task ${r.task} attempt ${r.attempt}`;
   if (r.type === 'skip') return `skip record of task ${r.task}`;
   if (r.type === 'skip-many')

@@ -89,6 +89,22 @@ export interface SkipManyRecord {
 /** The most ranges a runner puts in one skip-many record (a line of at most about 300 KB). */
 export const SKIP_MANY_RANGES = 10_000;
 
+/**
+ * The scheduler stopped this attempt's array element and then ran the element again (preemption, `scontrol
+ * requeue`, `qmod -rj`, a failed node): written by the element's next runner, which learns it from the records
+ * of the runner before it. The attempt ended `killed` by that stop (SCHEDULER_STOP): it keeps its state and
+ * takes `reason`; with `requeue`, it counts as requeued and its task runs again (`--requeue` had some left). An
+ * attempt with no end at all gets a plain `end` record (`lost`) instead.
+ */
+export interface PreemptedRecord {
+  type: 'preempted';
+  task: number;
+  attempt: number;
+  at: number;
+  reason: string;
+  requeue: boolean;
+}
+
 /** The runner finished: every task it was given has an end or skip record above. */
 export interface RunnerEndRecord {
   type: 'runner-end';
@@ -102,6 +118,7 @@ export type AttemptRecord =
   | EndRecord
   | SkipRecord
   | SkipManyRecord
+  | PreemptedRecord
   | RunnerEndRecord;
 
 /** A line of a record file that is not a record: where it is (0-based, within the text parsed) and why. */
@@ -227,6 +244,12 @@ export function checkRecord(value: unknown): string | undefined {
       if (!isRanges(r.ranges)) return bad('ranges');
       if (!isTime(r.at)) return bad('at');
       return r.state === 'cancelled' ? undefined : bad('state');
+    case 'preempted':
+      if (!isInt(r.task, 1)) return bad('task');
+      if (!isInt(r.attempt, 1)) return bad('attempt');
+      if (!isTime(r.at)) return bad('at');
+      if (!isStr(r.reason)) return bad('reason');
+      return typeof r.requeue === 'boolean' ? undefined : bad('requeue');
     case 'runner-end':
       if (!isTime(r.at)) return bad('at');
       return r.reason === 'done' || r.reason === 'cancelled' ? undefined : bad('reason');

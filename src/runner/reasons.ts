@@ -30,3 +30,15 @@ export const CHECKPOINTED = 'checkpointed';
 
 /** The exit code by which a task asks to be requeued, when the launch does not say: EX_TEMPFAIL (sysexits.h). */
 export const REQUEUE_EXIT_DEFAULT = 75;
+
+/**
+ * The scheduler stopped the attempt's array element and ran the element again (preemption, `scontrol requeue`,
+ * `qmod -rj`, a failed node): the element's next runner says so of the attempt it finds stopped (runner/restart.ts).
+ */
+export const PREEMPTED = 'preempted: the scheduler stopped its array element and ran it again';
+
+/** PREEMPTED, for a task `--requeue N` has no requeue left for (N > 0), or that has none (N = 0). */
+export function preemptedReason(requeue: number, left: boolean): string {
+  if (left || requeue === 0) return PREEMPTED;
+  return `${PREEMPTED}, no requeue left (--requeue ${requeue})`;
+}

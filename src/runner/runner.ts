@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { runnerName } from '../protocol/record-files.js';
 import type { AttemptRecord } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
 import { holdHeapBound } from '../util/heap-bound.js';
@@ -20,6 +21,7 @@ import type { StopCause } from './end-state.js';
 import type { GroupFile, GroupTask } from './group.js';
 import { endWhenWritten, RecordWriter } from './record-writer.js';
 import { notStartedEnd, runnerEndRecord, runnerRecord, skipManyRecord, skipRecord } from './records.js';
+import { type Restart, readRestart } from './restart.js';
 import type { RunnerHooks, RunnerOptions, RunnerSummary } from './runner-types.js';
 import { envBeyond, groupEnvironment, runnerSlots } from './setup.js';
 import type { Slot } from './slots.js';
@@ -64,6 +66,8 @@ export class Runner {
   private releaseHeap: (() => void) | undefined;
   private readonly sharedStarter: boolean;
   private open: boolean;
+  /** What this element's earlier runs left, when the scheduler ran it again (runner/restart.ts). */
+  private readonly restart: Restart | undefined;
 
   constructor(
     private readonly group: GroupFile,
@@ -74,7 +78,12 @@ export class Runner {
     this.slots = runnerSlots(group, env, options);
     this.sharedStarter = options.starter !== undefined;
     this.open = options.keepOpen === true;
-    this.name = `g${group.group}.${this.host}.${process.pid}`;
+    // A cluster element's runner goes on from what the element's earlier runs recorded, if it ran before.
+    this.restart =
+      group.termState === 'killed' && !options.keepOpen && !options.starter
+        ? readRestart(group, Date.now() / 1000)
+        : undefined;
+    this.name = runnerName(group.group, this.restart?.run ?? 0, this.host, process.pid);
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
     this.recordsFile = path.join(group.recordsDir, `${this.name}.jsonl`);
@@ -91,6 +100,7 @@ export class Runner {
       group.tasks,
       (task) => this.skip(task),
       () => this.pump(),
+      this.restart?.next,
     );
     this.starter =
       options.starter ?? chooseStarter(this.slots, baseEnv, group.cwd, env.DROVER_SPAWNER, group.killGrace);
@@ -125,6 +135,8 @@ export class Runner {
   /** Run every task to an end; resolves with the counts once no task process is left. */
   run(): Promise<RunnerSummary> {
     this.record(runnerRecord(this.name, this.group, this.ctx.site));
+    for (const r of this.restart?.records ?? []) this.record(r);
+    for (const state of this.restart?.ended ?? []) this.count(state);
     const done = new Promise<RunnerSummary>((resolve) => {
       this.finish = resolve;
     });

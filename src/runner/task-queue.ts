@@ -2,6 +2,7 @@ import { SKIP_MANY_RANGES } from '../protocol/records.js';
 import { RangeBuilder } from '../util/id-ranges.js';
 import { DEFAULT_BACKOFF, retryDelay } from './backoff.js';
 import type { GroupTask } from './group.js';
+import type { Carry } from './restart.js';
 
 /** An attempt not handed to the starter yet: queued, waiting for its retry, or still in the group's task file. */
 export interface Queued {
@@ -30,12 +31,14 @@ export class TaskQueue {
 
   /**
    * `skip`: a task of the group a cancel request named comes up (it is recorded cancelled). `due`: a retry's
-   * backoff is over and it is first in the queue.
+   * backoff is over and it is first in the queue. `carried`: how tasks an earlier run of the element recorded go
+   * on here (runner/restart.ts): from a later attempt, or (null) not at all.
    */
   constructor(
     tasks: Iterable<GroupTask>,
     private readonly skip: (task: number) => void,
     private readonly due: () => void,
+    private readonly carried?: ReadonlyMap<number, Carry | null>,
   ) {
     this.pending = tasks[Symbol.iterator]();
   }
@@ -162,7 +165,10 @@ export class TaskQueue {
         return undefined;
       }
       const task = next.value;
+      const carry = this.carried?.get(task.id);
+      if (carry === null) continue;
       if (this.cancelledAhead.delete(task.id)) this.skip(task.id);
+      else if (carry) return { task, ...carry };
       else return { task, attempt: task.attempt, retry: 0 };
     }
     return undefined;

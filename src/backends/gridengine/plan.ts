@@ -51,7 +51,7 @@ export function scriptPath(launchDir: string): string {
  */
 export function planLaunch(
   tasks: readonly LaunchTask[],
-  request: Pick<LaunchRequest, 'tasksPerNode' | 'extraArgs'>,
+  request: Pick<LaunchRequest, 'tasksPerNode' | 'extraArgs' | 'requeue'>,
   where: { job: string; launchDir: string; maxAjTasks: number },
   res: ReturnType<typeof elementResources>,
 ): GridEnginePlan {
@@ -72,6 +72,10 @@ export function planLaunch(
     '-e',
     path.join(logDir, '$JOB_ID.$TASK_ID.err'),
     ...res.args,
+    // Rescheduled (qmod -rj, a failed host) only for --requeue, whose runner goes on from its records: an
+    // element run again otherwise would run its tasks again under the same attempt numbers.
+    '-r',
+    request.requeue ? 'y' : 'n',
     ...request.extraArgs,
   ];
   return {

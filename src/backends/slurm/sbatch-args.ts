@@ -55,7 +55,7 @@ export function sbatchCommonArgs(req: LaunchRequest, jobname: string, outPattern
 export function sbatchArgs(
   sub: Submission,
   common: readonly string[],
-  req: Pick<LaunchRequest, 'maxTasks' | 'extraArgs'>,
+  req: Pick<LaunchRequest, 'maxTasks' | 'extraArgs' | 'requeue'>,
   wrapper: string,
 ): string[] {
   const throttle = req.maxTasks !== undefined ? `%${req.maxTasks}` : '';
@@ -63,6 +63,10 @@ export function sbatchArgs(
     '--parsable',
     `--array=${formatBlocks(sub.blocks)}${throttle}`,
     ...common,
+    // A preempted or requeued element runs again only for --requeue, whose runner goes on from its records (an
+    // element run again otherwise would run its tasks again under the same attempt numbers); its output file
+    // keeps what each run printed.
+    ...(req.requeue ? ['--requeue', '--open-mode=append'] : ['--no-requeue']),
     ...req.extraArgs,
     wrapper,
     String(sub.offset),

@@ -99,7 +99,15 @@ test('the qsub argv: one -t range, the script and its offset last', () => {
   assert.deepEqual(argv.slice(argv.indexOf('-t')), ['-t', '1-9:1', '/l/7/element.sh', '0']);
   assert.equal(argv.filter((a) => a === '-t').length, 1);
   assert.deepEqual(argv.slice(argv.indexOf('-N'), argv.indexOf('-N') + 2), ['-N', 'j1bad_name']);
-  assert.ok(argv.join(' ').includes('-pe smp 2 -P proj -t'), argv.join(' '));
+  // Never rescheduled without --requeue (its tasks would run again under the same attempt numbers).
+  assert.ok(argv.join(' ').includes('-pe smp 2 -r n -P proj -t'), argv.join(' '));
+  const requeued = planLaunch(
+    tasks(SCATTERED),
+    { tasksPerNode: 1, extraArgs: [], requeue: 1 },
+    { job: 'j', launchDir: '/l/7', maxAjTasks: 75000 },
+    res,
+  );
+  assert.ok(requeued.subs[0]!.argv.join(' ').includes('-pe smp 2 -r y -t'));
   const split = planLaunch(
     tasks(SCATTERED),
     { tasksPerNode: 1, extraArgs: [] },

@@ -68,12 +68,16 @@ test('the array spec carries the %N throttle, extra arguments come just before t
     '--parsable',
     '--array=1-3,5-9,13%4',
     '--job-name=J',
+    '--no-requeue',
     '--nice=5',
     '--comment',
     'x y',
     '/w.sh',
     '0',
   ]);
+  // --requeue: Slurm keeps a preempted element to run it again, its output file appended to.
+  const requeued = sbatchArgs(sub!, [], { extraArgs: [], requeue: 2 }, '/w.sh');
+  assert.deepEqual(requeued.slice(2, 4), ['--requeue', '--open-mode=append']);
 });
 
 test('requests sbatch would misread are usage errors before anything is submitted', () => {

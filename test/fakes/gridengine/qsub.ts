@@ -23,22 +23,9 @@ import {
  * parallel environments, queues), then an array job in the fake queue. Options it does not emulate are refused.
  */
 
-const WITH_VALUE = new Set(['-N', '-S', '-wd', '-o', '-e', '-j', '-t', '-tc', '-l', '-q', '-A', '-b']);
+const WITH_VALUE = new Set(['-N', '-S', '-wd', '-o', '-e', '-j', '-t', '-tc', '-l', '-q', '-A', '-b', '-r']);
 const FLAGS = new Set(['-terse', '-notify', '-V', '-cwd']);
-const NOT_EMULATED = new Set([
-  '-hold_jid',
-  '-sync',
-  '-w',
-  '-v',
-  '-P',
-  '-R',
-  '-r',
-  '-m',
-  '-M',
-  '-a',
-  '-now',
-  '-ar',
-]);
+const NOT_EMULATED = new Set(['-hold_jid', '-sync', '-w', '-v', '-P', '-R', '-m', '-M', '-a', '-now', '-ar']);
 
 const rejected = (why: string): Answer => ({
   status: 1,

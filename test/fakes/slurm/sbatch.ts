@@ -38,6 +38,9 @@ const OPTIONS: Record<string, boolean> = {
   gres: true,
   comment: true,
   signal: true,
+  requeue: false,
+  'no-requeue': false,
+  'open-mode': true,
 };
 const SHORT: Record<string, string> = {
   a: 'array',
