@@ -15,6 +15,8 @@
  * | markUnfinished                                | transitions/backend.ts        | queued/running → terminal      |
  * | recordError                                   | transitions/backend.ts        | queued → error                 |
  * | restateEnd                                    | transitions/backend.ts        | killed → terminal              |
+ * | recordPreempted (an element run again)        | transitions/preempted.ts      | killed/lost → queued (or back) |
+ * | awaitRerun (an element pending to run again)  | transitions/preempted.ts      | killed/lost → queued           |
  * | createPoolLaunch (a pool launch's queue row)  | transitions/expand.ts         | (its row; no task moves)       |
  * | expandLaunch, expandAll                       | transitions/expand.ts         | pending → queued               |
  * | assignTask, unassign, finishTask              | transitions/pool.ts           | (held / waiting / done)        |
@@ -57,3 +59,4 @@ export {
   requeueQueued,
   unassign,
 } from './transitions/pool.js';
+export { awaitRerun, recordPreempted } from './transitions/preempted.js';

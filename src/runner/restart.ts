@@ -15,7 +15,7 @@ import { preemptedReason, SCHEDULER_STOP } from './reasons.js';
  * | ------------------------------------------- | ---------------------------------------------------------- |
  * | nothing                                     | runs it as the group says                                  |
  * | an end that asked for a retry or a requeue  | runs that next attempt                                     |
- * | an attempt the stop ended (`killed`, SIGTERM)| says it was preempted (PreemptedRecord); with `--requeue`  |
+ * | an attempt the stop ended (`killed`, TERM)  | says it was preempted (PreemptedRecord); with `--requeue`  |
  * |                                             | left, runs the next attempt, resumed (a requeue)           |
  * | an attempt with no end (the runner died)    | ends it `lost`, preempted; with a requeue left, as above   |
  * | any other end, or a skip                    | nothing: the task is done                                  |
@@ -53,6 +53,15 @@ export interface Restart {
   next: Map<number, Carry | null>;
   /** The tasks that end here without running again, and how (the runner counts them). */
   ended: ('killed' | 'lost')[];
+}
+
+/**
+ * An attempt the element's stop ended: its runner stopped it on the scheduler's SIGTERM, or it died of that
+ * SIGTERM itself (Slurm signals every process of the element) before its runner could.
+ */
+function stoppedByScheduler(end: EndRecord): boolean {
+  if (end.state !== 'killed') return false;
+  return end.reason === SCHEDULER_STOP || (end.reason === undefined && end.signal === 'SIGTERM');
 }
 
 function lastAttempt(s: Seen | undefined): number {
@@ -144,7 +153,7 @@ export function planRestart(
       if (!left) ended.push('lost');
     } else if (last.restated) next.set(task, last.restated.requeue ? after(s.requeues) : null);
     else if (last.end.retry || last.end.requeue) next.set(task, after(s.requeues));
-    else if (last.end.state === 'killed' && last.end.reason === SCHEDULER_STOP) {
+    else if (stoppedByScheduler(last.end)) {
       const reason = preemptedReason(requeue, left);
       records.push({ type: 'preempted', task, attempt: last.attempt, at, reason, requeue: left });
       next.set(task, left ? after(s.requeues + 1) : null);

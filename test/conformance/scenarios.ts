@@ -8,6 +8,7 @@ import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } fro
 import { packed } from './scenarios/packed.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
+import { preemptRequeue } from './scenarios/preempt.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
 import { requeueAtLimit } from './scenarios/requeue.js';
 import { bestOfSweep } from './scenarios/results.js';
@@ -27,6 +28,7 @@ export const SCENARIOS: Scenario[] = [
   warnBeforeTaskTimeout,
   warnBeforeElementLimit,
   requeueAtLimit,
+  preemptRequeue,
   limitVariables,
   backendTimeLimit,
   cancel,

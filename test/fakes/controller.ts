@@ -26,6 +26,8 @@ import {
 /** A cancel request of scancel/qdel. */
 export interface CancelRequest {
   indices: number[] | 'all';
+  /** Stop running elements to run them again (scontrol requeue, qmod -rj), not to end them. */
+  requeue?: boolean;
 }
 
 const TICK_MS = 50;
@@ -68,6 +70,14 @@ export async function runController(dir: string, id: number): Promise<void> {
     // What the script left behind ends with its element: every process Slurm tracked, Grid Engine's group.
     if (r && p.scope === 'tree') signalAll(r.tracked, 'SIGKILL');
     else if (el.pid) signalAll([-el.pid], 'SIGKILL');
+    if (el.requeueing) {
+      // Run again: it pends as a new element would, its run counted.
+      el.state = 'pending';
+      el.restarts = (el.restarts ?? 0) + 1;
+      for (const k of ['requeueing', 'stopping', 'warned', 'pid', 'started'] as const) delete el[k];
+      save();
+      return;
+    }
     el.state = 'done';
     el.ended = Date.now() / 1000;
     const rec = p.record(job, el, exit, host);
@@ -78,7 +88,8 @@ export async function runController(dir: string, id: number): Promise<void> {
 
   const start = (el: ElementState) => {
     el.started = Date.now() / 1000;
-    if (job.scheduler === 'slurm') {
+    // A Slurm element keeps its own job id when it is run again.
+    if (job.scheduler === 'slurm' && el.jobId === undefined) {
       const others = state.elements.some((e) => e !== el && e.state === 'pending');
       el.jobId = others ? nextJobId(dir) : job.id;
     }
@@ -133,7 +144,11 @@ export async function runController(dir: string, id: number): Promise<void> {
   const cancel = (req: CancelRequest) => {
     for (const el of state.elements) {
       if (req.indices !== 'all' && !req.indices.includes(el.index)) continue;
-      if (el.state === 'pending' || el.state === 'error') el.state = 'removed';
+      if (req.requeue) {
+        if (el.state !== 'running' || el.stopping) continue;
+        el.requeueing = true;
+        stop(el, 'cancel');
+      } else if (el.state === 'pending' || el.state === 'error') el.state = 'removed';
       else if (el.state === 'running') stop(el, 'cancel');
     }
   };

@@ -51,6 +51,8 @@ async function load(prog: string): Promise<Program | undefined> {
       return (await import('./gridengine/qacct.js')).qacct;
     case 'qconf':
       return (await import('./gridengine/qconf.js')).qconf;
+    case 'qmod':
+      return (await import('./gridengine/qmod.js')).qmod;
     default:
       return undefined;
   }

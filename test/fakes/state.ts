@@ -66,6 +66,8 @@ export interface FakeJob {
   neverRuns?: string;
   /** The submitted time limit as the scheduler shows it (Slurm TimeLimit in minutes). */
   limitText?: string;
+  /** Its elements may be run again (Slurm `--requeue`, Grid Engine `-r y`): scontrol requeue, qmod -rj. */
+  requeueable?: boolean;
 }
 
 /** One array element's life in the fake queue. */
@@ -83,6 +85,10 @@ export interface ElementState {
   warned?: boolean;
   /** Why it is being stopped, once a stop began. */
   stopping?: 'cancel' | 'timeout';
+  /** It is being stopped to run again (scontrol requeue, qmod -rj): once stopped, it pends again. */
+  requeueing?: boolean;
+  /** How often it was run again (Slurm SLURM_RESTART_COUNT; Grid Engine RESTARTED=1 when any). */
+  restarts?: number;
   /** Grid Engine: why it sits in Eqw. */
   error?: string;
 }

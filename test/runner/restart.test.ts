@@ -41,6 +41,10 @@ test('the plan of a run after the first, for each thing an earlier run can leave
     start(7, 1),
     killed(7, 1),
     { type: 'preempted', task: 7, attempt: 1, at: 2, reason: PREEMPTED, requeue: true }, // said before
+    start(8, 1),
+    { ...end(8, 1, 'killed', null), signal: 'SIGTERM' }, // died of Slurm's SIGTERM before its runner stopped it
+    start(9, 1),
+    { ...end(9, 1, 'killed', null), signal: 'SIGKILL' }, // killed by something else (the OOM killer): done
   ]);
   const plan = planRestart(seen, 1, AT);
   assert.deepEqual(Object.fromEntries(plan.next), {
@@ -51,6 +55,8 @@ test('the plan of a run after the first, for each thing an earlier run can leave
     5: null,
     6: { attempt: 3, retry: 0, requeues: 1 },
     7: { attempt: 2, retry: 0, requeues: 1 },
+    8: { attempt: 2, retry: 0, requeues: 1 },
+    9: null,
   });
   assert.deepEqual(plan.records, [
     { type: 'preempted', task: 1, attempt: 1, at: AT, reason: PREEMPTED, requeue: true },
@@ -65,6 +71,7 @@ test('the plan of a run after the first, for each thing an earlier run can leave
       reason: PREEMPTED,
       requeue: true,
     },
+    { type: 'preempted', task: 8, attempt: 1, at: AT, reason: PREEMPTED, requeue: true },
   ]);
   assert.deepEqual(plan.ended, []);
   assert.deepEqual(
@@ -84,9 +91,10 @@ test('the plan of a run after the first, for each thing an earlier run can leave
     [
       ['preempted', PREEMPTED, false],
       ['end', PREEMPTED, undefined],
+      ['preempted', PREEMPTED, false],
     ],
   );
-  assert.deepEqual(none.ended, ['killed', 'lost']);
+  assert.deepEqual(none.ended, ['killed', 'lost', 'killed']);
   const spent = planRestart(
     seenTasks([start(1, 1), { ...end(1, 1, 'failed', 75), requeue: true }, start(1, 2), killed(1, 2)]),
     1,

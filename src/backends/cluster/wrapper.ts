@@ -27,6 +27,12 @@ export interface WrapperSpec {
    * runs the runner in the background and relays it as SIGUSR2 (drover runner warns its tasks on it).
    */
   relay?: string;
+  /**
+   * The scheduler sends SIGTERM to every process of the element (Slurm's stop: scancel, time limit, requeue,
+   * preemption) and kills what is left once the batch shell exits: the shell then waits for drover's runner, which
+   * stops its tasks and records how they ended, instead of dying on the signal and taking the runner with it.
+   */
+  outlastTerm?: boolean;
 }
 
 /**
@@ -48,25 +54,30 @@ export function wrapperScript(w: WrapperSpec): string {
     lines.push(`perl ${shellQuote(w.single.script)} ${shellQuote(w.single.table)} "$drover_group"`);
   } else {
     const runner = `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`;
-    if (w.relay !== undefined) lines.push(...relayed(runner, w.relay));
+    if (w.relay !== undefined || w.outlastTerm)
+      lines.push(...relayed(runner, w.relay, w.outlastTerm === true));
     else lines.push(runner);
   }
-  if (w.relay === undefined || w.single) lines.push('drover_status=$?');
+  if ((w.relay === undefined && !w.outlastTerm) || w.single) lines.push('drover_status=$?');
   if (w.config.footer) lines.push(w.config.footer);
   lines.push('exit $drover_status', '');
   return lines.join('\n');
 }
 
 /**
- * The runner in the background, so that the batch shell runs its trap while the runner runs: the signal `name`
- * (checked by util/warn-signal.ts: letters and digits) goes to the runner as SIGUSR2. Its status is the runner's,
- * waited for again while a trap interrupts the wait.
+ * The runner in the background, so that the batch shell runs its traps while the runner runs: the signal `name`
+ * (checked by util/warn-signal.ts: letters and digits) goes to the runner as SIGUSR2; with `outlastTerm`, SIGTERM
+ * (which the runner gets too) only interrupts the wait. Its status is the runner's, waited for again while a trap
+ * interrupts the wait.
  */
-function relayed(runner: string, name: string): string[] {
-  if (!/^[A-Z0-9]+$/.test(name)) throw new Error(`not a signal name: ${name}`);
+function relayed(runner: string, name: string | undefined, outlastTerm: boolean): string[] {
+  if (name !== undefined && !/^[A-Z0-9]+$/.test(name)) throw new Error(`not a signal name: ${name}`);
   return [
     'drover_runner=',
-    `trap 'if [ -n "$drover_runner" ]; then kill -USR2 "$drover_runner" 2>/dev/null; fi' ${name}`,
+    ...(outlastTerm ? ["trap ':' TERM"] : []),
+    ...(name !== undefined
+      ? [`trap 'if [ -n "$drover_runner" ]; then kill -USR2 "$drover_runner" 2>/dev/null; fi' ${name}`]
+      : []),
     `${runner} &`,
     'drover_runner=$!',
     'wait "$drover_runner"',

@@ -96,13 +96,15 @@ export function parseElementOutput(tail: string): ElementEnd | undefined {
     ? 'TIMEOUT'
     : /DUE TO PREEMPTION/.test(tail)
       ? 'PREEMPTED'
-      : /DUE TO NODE FAILURE/.test(tail)
-        ? 'NODE_FAIL'
-        : /oom[-_ ]kill|Exceeded job memory limit/i.test(tail)
-          ? 'OUT_OF_MEMORY'
-          : /\*\*\* JOB \d+ ON \S+ CANCELLED AT/.test(tail)
-            ? 'CANCELLED'
-            : undefined;
+      : /DUE TO JOB REQUEUE/.test(tail.slice(tail.lastIndexOf('*** JOB ')))
+        ? 'REQUEUED'
+        : /DUE TO NODE FAILURE/.test(tail)
+          ? 'NODE_FAIL'
+          : /oom[-_ ]kill|Exceeded job memory limit/i.test(tail)
+            ? 'OUT_OF_MEMORY'
+            : /\*\*\* JOB \d+ ON \S+ CANCELLED AT/.test(tail)
+              ? 'CANCELLED'
+              : undefined;
   return state ? { state, source: 'output' } : undefined;
 }
 

@@ -4,9 +4,9 @@ import { launchUnfinished } from '../../ledger/launch-tasks.js';
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { schedulerKilledAttempts } from '../../ledger/reconcile-reads.js';
-import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
+import { awaitRerun, markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { TerminalState } from '../../protocol/states.js';
-import { SCHEDULER_STOP } from '../../runner/reasons.js';
+import { PREEMPTED, SCHEDULER_STOP } from '../../runner/reasons.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
 import { type ElementEnd, elementEnds } from './accounting.js';
@@ -59,6 +59,8 @@ interface ToJudge {
   judged: Candidate[];
   gone: Map<string, Element>;
   stillLive: Map<string, Element>;
+  /** Elements pending again after they ran (requeued: preemption, scontrol requeue). */
+  pendingAgain: Set<string>;
 }
 
 /**
@@ -94,8 +96,14 @@ export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): 
     if (judged.length === 0) continue;
     const gone = new Map<string, Element>();
     const stillLive = new Map<string, Element>();
-    for (const c of judged) (isGone(c) ? gone : stillLive).set(elementName(c.element), c.element);
-    judging.push({ launch, h, judged, gone, stillLive });
+    const pendingAgain = new Set<string>();
+    for (const c of judged) {
+      const name = elementName(c.element);
+      (isGone(c) ? gone : stillLive).set(name, c.element);
+      // A task that ran, whose element pends: Slurm requeued the element, which runs again.
+      if (c.state === 'killed' && live.get(name)?.state === 'PD') pendingAgain.add(name);
+    }
+    judging.push({ launch, h, judged, gone, stillLive, pendingAgain });
   }
   if (judging.length === 0) return;
   const ends = elementEnds(
@@ -126,7 +134,9 @@ function settle(ledger: Ledger, j: ToJudge, ends: Map<string, ElementEnd>): void
       runnerStarted: runners.has(c.key),
       elementRan: gone.has(name) ? fs.existsSync(elementOutFile(launch.dir, c.element)) : true,
     });
-    if (c.state === 'killed') {
+    if (c.state === 'killed' && j.pendingAgain.has(name)) {
+      awaitRerun(ledger, launch.job_id, launch.id, c.task, c.attempt!, PREEMPTED);
+    } else if (c.state === 'killed') {
       // Restate only with facts: a known fate of the element, or (for a runner's scheduler stop) an element
       // that is gone, so nothing better will come. A task that died of a signal of its own stays as it is.
       const informed = v.state !== 'killed' || end?.state === 'OUT_OF_MEMORY' || end?.state === 'PREEMPTED';

@@ -75,6 +75,9 @@ function writeLaunchFiles(
       config: req.config,
       settings,
       ...(settings.warnSignal !== undefined ? { relay: settings.warnSignal.signal.slice(3) } : {}),
+      // drover's runner in Node outlives Slurm's SIGTERM to write its last records; the bash element runner is
+      // the batch shell itself, with its own traps.
+      ...(runner.node !== 'source' ? { outlastTerm: true } : {}),
     }),
   );
   fs.chmodSync(wrapper, 0o755);

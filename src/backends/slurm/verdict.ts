@@ -1,4 +1,5 @@
 import type { TerminalState } from '../../protocol/states.js';
+import { PREEMPTED } from '../../runner/reasons.js';
 import type { ElementEnd } from './accounting.js';
 
 /**
@@ -54,11 +55,14 @@ export function verdict(f: TaskFacts): Verdict {
   }
   if (s === 'PREEMPTED') {
     return started
-      ? { state: 'killed', reason: 'its array element was preempted' }
-      : { state: 'lost', reason: 'its array element was preempted before the task started' };
+      ? { state: 'killed', reason: 'preempted: its array element was preempted' }
+      : { state: 'lost', reason: 'preempted: its array element was preempted before the task started' };
   }
+  // Stopped to run again (scontrol requeue, preemption by requeue): the element's next runner says how its
+  // tasks go on (runner/restart.ts); until then a stopped task stays as its runner recorded it.
+  if (s === 'REQUEUED') return { state: 'killed', reason: PREEMPTED };
   if (s === 'NODE_FAIL' || s === 'BOOT_FAIL') {
-    return { state: 'lost', reason: `the node of its array element failed (${s})` };
+    return { state: 'lost', reason: `preempted: the node of its array element failed (${s})` };
   }
   if (f.state === 'killed') {
     return {

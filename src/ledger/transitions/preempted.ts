@@ -31,15 +31,53 @@ export function recordPreempted(
     | { state: State; reason: string | null; requeued: number; in_launch: State | null; latest: number }
     | undefined;
   if (!a || (a.state !== 'killed' && a.state !== 'lost')) return UNCHANGED;
-  if (a.reason === r.reason && a.requeued === (r.requeue ? 1 : 0)) return UNCHANGED;
-  const moves = r.requeue && a.latest === r.attempt && a.in_launch !== 'queued';
-  if (moves && (a.in_launch === null || !isLegalMove(a.in_launch, 'queued')))
-    return refused(launchId, r.task, a.in_launch ?? undefined, 'queued');
+  // Queued again for the next attempt; or, with no requeue, back to the attempt's end (reconciliation may have
+  // queued it while the element waited to run again: awaitRerun).
+  const to: State = r.requeue ? 'queued' : a.state;
+  const moves = a.latest === r.attempt && a.in_launch !== to;
+  if (a.reason === r.reason && a.requeued === (r.requeue ? 1 : 0) && !moves) return UNCHANGED;
+  if (moves && (a.in_launch === null || !isLegalMove(a.in_launch, to)))
+    return refused(launchId, r.task, a.in_launch ?? undefined, to);
   ledger
     .stmt('UPDATE attempts SET reason = ? WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?')
     .run(r.reason, jobId, r.task, r.attempt, launchId);
   if (r.requeue) markAttemptRequeued(ledger, jobId, launchId, r.task, r.attempt);
-  if (moves) setTaskState(ledger, jobId, launchId, r.task, a.in_launch!, 'queued');
+  if (moves) setTaskState(ledger, jobId, launchId, r.task, a.in_launch!, to);
   refreshLatest(ledger, jobId, r.task);
+  return APPLIED;
+}
+
+/**
+ * Transition `awaitRerun`: the scheduler holds the array element of a task's newest attempt, which its stop ended
+ * (`killed`, `lost`), pending to run again (preemption, scontrol requeue): the attempt takes the reason
+ * PREEMPTED and the task is `queued` until the element's next runner says how it goes on (recordPreempted).
+ */
+export function awaitRerun(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  task: number,
+  attempt: number,
+  reason: string,
+): Outcome {
+  if (!ledger.db.inTransaction)
+    return ledger.write(() => awaitRerun(ledger, jobId, launchId, task, attempt, reason));
+  const a = ledger
+    .stmt(
+      `SELECT a.state, lt.state AS in_launch,
+         (SELECT max(attempt) FROM attempts WHERE job_id = a.job_id AND task_id = a.task_id AND launch_id = a.launch_id) AS latest
+       FROM attempts a LEFT JOIN launch_tasks lt ON lt.launch_id = a.launch_id AND lt.task_id = a.task_id
+       WHERE a.job_id = ? AND a.task_id = ? AND a.attempt = ? AND a.launch_id = ? AND a.ended_at IS NOT NULL`,
+    )
+    .get(jobId, task, attempt, launchId) as
+    | { state: State; in_launch: State | null; latest: number }
+    | undefined;
+  if (!a || a.latest !== attempt || (a.state !== 'killed' && a.state !== 'lost')) return UNCHANGED;
+  if (a.in_launch !== a.state) return UNCHANGED;
+  ledger
+    .stmt('UPDATE attempts SET reason = ? WHERE job_id = ? AND task_id = ? AND attempt = ? AND launch_id = ?')
+    .run(reason, jobId, task, attempt, launchId);
+  setTaskState(ledger, jobId, launchId, task, a.in_launch, 'queued');
+  refreshLatest(ledger, jobId, task);
   return APPLIED;
 }

@@ -92,6 +92,9 @@ test('what slurmstepd writes into an element’s output says timeout, cancel, pr
   assert.equal(parseElementOutput(`${at} ***\n`)?.state, 'CANCELLED');
   assert.equal(parseElementOutput(`${at} DUE TO PREEMPTION ***\n`)?.state, 'PREEMPTED');
   assert.equal(parseElementOutput(`${at} DUE TO NODE FAILURE ***\n`)?.state, 'NODE_FAIL');
+  // scontrol requeue: the element runs again (--open-mode=append keeps each run's lines); the last notice counts.
+  assert.equal(parseElementOutput(`${at} DUE TO JOB REQUEUE ***\n`)?.state, 'REQUEUED');
+  assert.equal(parseElementOutput(`${at} DUE TO JOB REQUEUE ***\nrun 2\n${at} ***\n`)?.state, 'CANCELLED');
   assert.equal(parseElementOutput('some task output\n'), undefined);
 });
 

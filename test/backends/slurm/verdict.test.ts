@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ElementEnd } from '../../../src/backends/slurm/accounting.js';
 import { type TaskFacts, verdict } from '../../../src/backends/slurm/verdict.js';
+import { PREEMPTED } from '../../../src/runner/reasons.js';
 
 const facts = (f: Partial<TaskFacts>): TaskFacts => ({
   state: 'queued',
@@ -41,6 +42,14 @@ test('out of memory kills running tasks; node failure loses them; scancel outsid
   assert.equal(verdict(facts({ state: 'queued', end: end('OUT_OF_MEMORY') })).state, 'lost');
   assert.equal(verdict(facts({ state: 'running', end: end('NODE_FAIL') })).state, 'lost');
   assert.equal(verdict(facts({ state: 'running', end: end('CANCELLED') })).state, 'cancelled');
+  // Preemption, and its kin, say so.
+  assert.match(verdict(facts({ state: 'running', end: end('PREEMPTED') })).reason, /^preempted: /);
+  assert.match(verdict(facts({ state: 'running', end: end('NODE_FAIL') })).reason, /^preempted: /);
+  // Requeued: the element runs again; a task its stop ended stays killed, preempted, until its next runner says.
+  assert.deepEqual(verdict(facts({ state: 'killed', end: end('REQUEUED', { source: 'output' }) })), {
+    state: 'killed',
+    reason: PREEMPTED,
+  });
 });
 
 test('an element that ended before drover’s runner started is an error pointing at its output', () => {

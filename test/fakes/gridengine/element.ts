@@ -117,7 +117,7 @@ export const gridEngineElement: Personality = {
       QUEUE,
       REQUEST: job.name,
       REQNAME: job.name,
-      RESTARTED: '0',
+      RESTARTED: el.restarts ? '1' : '0',
       ENVIRONMENT: 'BATCH',
       HOSTNAME: host,
       SGE_CWD_PATH: job.cwd,

@@ -90,6 +90,9 @@ function submit(args: string[], dir: string): Answer {
     };
   }
   if (last(p, '-b') === 'y') throw new FakeUsage('FAKE: -b y is not emulated');
+  const rerun = last(p, '-r');
+  if (rerun !== undefined && !/^(y|yes|n|no)$/i.test(rerun))
+    throw new FakeUsage(`ERROR! -r option must have argument "y" or "n"`, 7);
   const t = p.values.get('-t') ?? [];
   if (t.length === 0) throw new FakeUsage('FAKE: jobs without -t are not emulated');
   const range = t.at(-1)!; // two -t flags: the last wins, as on the test cluster
@@ -159,6 +162,7 @@ function submit(args: string[], dir: string): Answer {
       cpus: slots,
       ...(p.pe ? { pe: p.pe.name } : {}),
       notify: p.flags.has('-notify'),
+      requeueable: rerun !== undefined && /^y/i.test(rerun),
       killWaitS: notifySeconds(),
       startDelayMs: Number(process.env.DROVER_FAKE_START_DELAY_MS ?? 100),
       accounting: 'none',

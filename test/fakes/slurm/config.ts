@@ -1,5 +1,7 @@
+import path from 'node:path';
+import { requestCancel } from '../cancel.js';
 import type { Answer, Program } from '../main.js';
-import { FakeUsage, hostName, listJobs, readState } from '../state.js';
+import { type FakeJob, FakeUsage, hostName, jobDir, listJobs, readJson, readState } from '../state.js';
 import {
   accountingMode,
   CLUSTER_NAME,
@@ -39,7 +41,33 @@ function showConfig(dir: string): string {
 
 function scontrolRun(args: string[], dir: string): Answer {
   if (args.join(' ') === 'show config') return { status: 0, stdout: showConfig(dir), stderr: '' };
-  throw new FakeUsage(`FAKE: '${args.join(' ')}' is not emulated (only show config)`);
+  if (args[0] === 'requeue' && args.length === 2) return requeue(args[1]!, dir);
+  // `update JobId=ID StartTime=now`: a requeued element is eligible at once (the fake never delays it).
+  if (args[0] === 'update' && args.length === 3 && /^StartTime=now$/i.test(args[2]!)) {
+    return { status: 0, stdout: '', stderr: '' };
+  }
+  throw new FakeUsage(
+    `FAKE: '${args.join(' ')}' is not emulated (only show config, requeue ID_INDEX, update JobId=ID StartTime=now)`,
+  );
+}
+
+/**
+ * `scontrol requeue ID_INDEX`: a running element is stopped as scancel stops it (SIGTERM, SIGKILL after
+ * KillWait; slurmstepd's line says DUE TO JOB REQUEUE) and pends again, to run with SLURM_RESTART_COUNT. An
+ * element submitted with --no-requeue is refused as Slurm 22.05 refuses it.
+ */
+function requeue(arg: string, dir: string): Answer {
+  const m = /^(\d+)_(\d+)$/.exec(arg);
+  if (!m) throw new FakeUsage(`FAKE: scontrol requeue ${arg}: only ID_INDEX is emulated`);
+  const id = Number(m[1]);
+  const job = readJson<FakeJob>(path.join(jobDir(dir, id), 'job.json'));
+  const el = readState(dir, id)?.elements.find((e) => e.index === Number(m[2]));
+  if (!job || !el || el.state === 'done' || el.state === 'removed')
+    return { status: 1, stdout: '', stderr: `${arg}: Invalid job id specified\n` };
+  if (!job.requeueable)
+    return { status: 1, stdout: '', stderr: `${arg}: Requested operation is presently disabled\n` };
+  requestCancel(dir, id, [el.index], true);
+  return { status: 0, stdout: '', stderr: '' };
 }
 
 export const scontrol: Program = {

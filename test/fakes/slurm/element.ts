@@ -96,6 +96,7 @@ export const slurmElement: Personality = {
       SLURM_JOBID: String(el.jobId),
       SLURM_JOB_NAME: job.name,
       SLURM_JOB_PARTITION: job.partition,
+      ...(el.restarts ? { SLURM_RESTART_COUNT: String(el.restarts) } : {}),
       SLURM_JOB_USER: job.user,
       SLURM_SUBMIT_DIR: job.submitDir,
       SLURM_SUBMIT_HOST: host,
@@ -123,7 +124,7 @@ export const slurmElement: Personality = {
   command: (job) => [job.script, job.args],
   stopSignal: (job) => ({ signal: 'SIGTERM', killAfterS: job.killWaitS }),
   stopNotice(_job, el, why, host) {
-    const reason = why === 'timeout' ? ' DUE TO TIME LIMIT' : '';
+    const reason = why === 'timeout' ? ' DUE TO TIME LIMIT' : el.requeueing ? ' DUE TO JOB REQUEUE' : '';
     return `slurmstepd-${host}: error: *** JOB ${el.jobId} ON ${host} CANCELLED AT ${slurmTime(Date.now() / 1000)}${reason} ***\n`;
   },
   record(job, el, exit) {

@@ -215,6 +215,8 @@ function submit(args: string[], dir: string): Answer {
       killWaitS: killWait(),
       startDelayMs: Number(process.env.DROVER_FAKE_START_DELAY_MS ?? 100),
       accounting: accountingMode(),
+      // JobRequeue=1 (Slurm's default): elements may be run again unless --no-requeue.
+      requeueable: !opts.has('no-requeue'),
       ...(cpus > NODE_CPUS ? { neverRuns: 'PartitionConfig' } : {}),
     },
     scriptPath,

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PREEMPTED } from '../../../src/runner/reasons.js';
+import { counts } from '../../helpers/contract.js';
+import { submittedId } from '../../helpers/scheduler-calls.js';
+import { waitFor } from '../../helpers/workspace.js';
+import type { BackendUnderTest, Site } from '../backend.js';
+import { attempts, drover, launch, list, prelaunch, script, settled } from '../drive.js';
+import { clustersOnly, type Scenario, usual } from '../scenario.js';
+
+/**
+ * Issue 34: an array element the scheduler stops and runs again — `scontrol requeue` on Slurm (as preemption with
+ * PreemptMode=REQUEUE does), `qmod -rj` on Grid Engine — is a preemption. With `--requeue 1` its task runs again,
+ * resumed, as a new attempt: the one cut keeps its state (`killed`) with the reason `preempted`, and the requeue
+ * is counted. Without `--requeue` drover asks the scheduler never to run an element again (its tasks would run
+ * again under the same attempt numbers), and the scheduler refuses the requeue.
+ */
+
+/** Six one-second steps counted in `ck.<name>`, printing where it started: a resumed run goes on from there. */
+const STEPS = `ck=ck.$1
+n=$(cat "$ck" 2>/dev/null || echo 0)
+echo "attempt $DROVER_ATTEMPT resume=\${DROVER_RESUME-none} from $n"
+while [ "$n" -lt 6 ]; do sleep 1 & wait $!; n=$((n + 1)); echo "$n" > "$ck"; done
+echo "done at $n"
+`;
+
+/** Ask the scheduler to stop element `index` of job `id` and run it again, as an admin or preemption does. */
+function requeueElement(b: BackendUnderTest, site: Site, id: string, index: number) {
+  const env = { ...process.env, ...site.env };
+  const run = (argv: string[]) => {
+    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: site.cwd, env, encoding: 'utf8' });
+    return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
+  };
+  if (b.scheduler!.kind === 'slurm') {
+    const r = run(['scontrol', 'requeue', `${id}_${index}`]);
+    // Slurm holds a requeued job back for a while (BeginTime): an admin may let it start at once.
+    if (r.code === 0) run(['scontrol', 'update', `JobId=${id}_${index}`, 'StartTime=now']);
+    return r;
+  }
+  return run(['qmod', '-rj', `${id}.${index}`]);
+}
+
+/** Wait until task `name`'s checkpoint file counts at least `n` steps. */
+async function stepped(site: Site, name: string, n: number, timeoutMs: number): Promise<void> {
+  const file = path.join(site.cwd, `ck.${name}`);
+  await waitFor(
+    `ck.${name} at ${n} steps`,
+    () => {
+      try {
+        return Number(fs.readFileSync(file, 'utf8')) >= n;
+      } catch {
+        return false;
+      }
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+export const preemptRequeue: Scenario = {
+  name: 'a preempted element (scontrol requeue, qmod -rj) with --requeue 1 runs its task again, resumed; without --requeue the scheduler may not',
+  notFor: (b) =>
+    clustersOnly(b) ??
+    (b.scheduler?.kind === 'gridengine' && !b.scheduler.fake
+      ? 'Son of Grid Engine 8.1.9 here never stops a task qmod -rj reschedules: it shows Rq, waits "until clean up of a previous run has finished" after the task ends by itself, and never runs it again (measured)'
+      : undefined),
+  timeoutMs: (b) => usual(b) * 2 + 60_000,
+  async run(b, site) {
+    const s = b.scheduler!;
+    script(site, 'steps.sh', STEPS);
+    await prelaunch(site, 'P', 'sh steps.sh', ['a', 'b']);
+    await launch(site, 'P', ['--requeue', '1', '--task-timeout', '120', '--kill-grace', '1']);
+    const id = submittedId(site.calls(s.submit).at(-1)!)!;
+    await stepped(site, 'a', 2, b.settleMs);
+    const asked = requeueElement(b, site, id, 1);
+    assert.equal(asked.code, 0, asked.text);
+    const done = await settled(b, site, 'P', b.settleMs + 60_000);
+    assert.deepEqual(done.counts, counts({ succeeded: 2 }));
+    assert.equal(done.requeues, 1);
+    assert.deepEqual(
+      (await list(site, 'P')).map((x) => [x.task, x.state, x.attempts, x.requeues]),
+      [
+        [1, 'succeeded', 2, 1],
+        [2, 'succeeded', 1, 0],
+      ],
+    );
+    assert.deepEqual(
+      (await attempts(site, 'P')).map((a) => [a.task, a.attempt, a.state, a.reason]),
+      [
+        [1, 1, 'killed', PREEMPTED],
+        [1, 2, 'succeeded', null],
+        [2, 1, 'succeeded', null],
+      ],
+    );
+    const both = await drover(site, ['logs', 'P', '1', '--all-attempts']);
+    assert.equal(both.code, 0, both.stderr);
+    assert.match(both.stdout, /==> attempt 1: killed \(preempted[^\n]*<==\nattempt 1 resume=none from 0\n/);
+    assert.match(both.stdout, /==> attempt 2: succeeded <==\nattempt 2 resume=1 from [2-6]\n/);
+    assert.match(both.stdout, /done at 6\n$/);
+
+    // Without --requeue the element is the scheduler's to end, never to run again.
+    await prelaunch(site, 'Q', 'sh steps.sh', ['q']);
+    await launch(site, 'Q', []);
+    const qid = submittedId(site.calls(s.submit).at(-1)!)!;
+    await stepped(site, 'q', 1, b.settleMs);
+    const refused = requeueElement(b, site, qid, 1);
+    if (s.kind === 'slurm') {
+      assert.equal(refused.code, 1, refused.text);
+      assert.match(refused.text, /Requested operation is presently disabled/);
+    } else assert.match(refused.text, /is not restartable/);
+    const q = await settled(b, site, 'Q', b.settleMs + 30_000);
+    assert.deepEqual(q.counts, counts({ succeeded: 1 }));
+    assert.deepEqual(
+      (await attempts(site, 'Q')).map((a) => [a.task, a.attempt, a.state]),
+      [[1, 1, 'succeeded']],
+    );
+  },
+};
