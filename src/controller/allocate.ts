@@ -149,3 +149,37 @@ export function failuresInRow(outcomes: readonly AllocationOutcome[]): number {
   }
   return n;
 }
+
+/** What the controller knows of one allocation now. */
+export interface AllocationFacts {
+  /** Its elements' states in the scheduler (`gone`: not there any more); undefined when it could not be asked. */
+  elements: ('waiting' | 'running' | 'error' | 'gone')[] | undefined;
+  /** Its workers that registered: their state, and why they left. */
+  workers: { state: string; reason: string | null }[];
+}
+
+/** What an allocation is now: queued, running, finished or failed, and why it failed. */
+export function judgeAllocation(f: AllocationFacts): {
+  state: 'queued' | 'running' | 'finished' | 'failed';
+  reason: string | null;
+} {
+  const gone = (s: string) => s === 'lost' || s === 'stopped';
+  const setupFailed = f.workers.find((w) => gone(w.state) && w.reason !== null && /^setup /.test(w.reason));
+  const started = f.workers.some(
+    (w) =>
+      w.state === 'ready' ||
+      w.state === 'draining' ||
+      (gone(w.state) && w.reason !== null && !/^setup /.test(w.reason)),
+  );
+  const liveWorkers = f.workers.some((w) => !gone(w.state));
+  const inQueue = f.elements === undefined || f.elements.some((e) => e === 'waiting' || e === 'running');
+  if (started) return { state: inQueue || liveWorkers ? 'running' : 'finished', reason: null };
+  if (setupFailed) return { state: 'failed', reason: setupFailed.reason };
+  if (inQueue || liveWorkers) return { state: 'queued', reason: null };
+  return {
+    state: 'failed',
+    reason: f.elements?.includes('error')
+      ? 'its workers are in error in the scheduler and will not start'
+      : 'its workers ended before registering with the controller',
+  };
+}

@@ -6,6 +6,7 @@ import { eqw, eqwReasonUnread } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
+import { poolAuto, poolAutoPaused } from './scenarios/pool-auto.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
@@ -40,6 +41,8 @@ export const SCENARIOS: Scenario[] = [
   eqwReasonUnread,
   refusedRequest,
   poolOnScheduler,
+  poolAuto,
+  poolAutoPaused,
   poolRefusedRequest,
   poolRefusedOrUnreachable,
   poolArrayLimit,

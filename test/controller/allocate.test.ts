@@ -8,6 +8,7 @@ import {
   decideAllocation,
   failuresInRow,
   idleToLeave,
+  judgeAllocation,
   PAUSE_AFTER,
   toWithdraw,
 } from '../../src/controller/allocate.js';
@@ -213,4 +214,34 @@ test('property: over a run, never more than --max-workers, never more than --bac
     ),
     { numRuns: 1000 },
   );
+});
+
+test('an allocation is queued until a worker of it is ready, and failed when none ever gets ready', () => {
+  const w = (state: string, reason: string | null = null) => ({ state, reason });
+  const judge = (
+    elements: Parameters<typeof judgeAllocation>[0]['elements'],
+    workers = [] as ReturnType<typeof w>[],
+  ) => judgeAllocation({ elements, workers });
+  assert.deepEqual(judge(['waiting', 'waiting']), { state: 'queued', reason: null });
+  assert.deepEqual(judge(undefined), { state: 'queued', reason: null }, 'the scheduler did not answer');
+  assert.deepEqual(judge(['running', 'gone'], [w('setup')]), { state: 'queued', reason: null });
+  assert.deepEqual(judge(['running', 'running'], [w('ready'), w('setup')]), {
+    state: 'running',
+    reason: null,
+  });
+  assert.deepEqual(judge(['gone', 'gone'], [w('stopped', 'drained'), w('stopped', 'drained')]), {
+    state: 'finished',
+    reason: null,
+  });
+  assert.deepEqual(judge(['running'], [w('stopped', 'setup exited 3')]), {
+    state: 'failed',
+    reason: 'setup exited 3',
+  });
+  assert.deepEqual(judge(['gone', 'gone']), {
+    state: 'failed',
+    reason: 'its workers ended before registering with the controller',
+  });
+  assert.equal(judge(['error']).state, 'failed');
+  // One worker ready is enough: the allocation started, whatever its other element's setup did.
+  assert.equal(judge(['running'], [w('ready'), w('stopped', 'setup exited 3')]).state, 'running');
 });
