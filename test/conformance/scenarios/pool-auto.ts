@@ -163,3 +163,52 @@ export const poolAutoPaused: Scenario = {
     );
   },
 };
+
+export const poolAutoRefused: Scenario = {
+  name: 'a pool with --auto whose allocations the scheduler refuses pauses after a few, naming the refusal',
+  notFor: clustersOnly,
+  timeoutMs: (b) => (b.scheduler?.fake ? 90_000 : 300_000),
+  async run(b, site) {
+    await startPoolServer(site);
+    const bad =
+      b.scheduler!.kind === 'slurm'
+        ? {
+            args: ['--partition', 'nosuch'],
+            says: /Slurm refused the workers of pool 'rp'.*Invalid partition/,
+          }
+        : { args: ['--queue', 'nosuch.q'], says: /Grid Engine refused the workers of pool 'rp'.*nosuch\.q/ };
+    await createAuto(b, site, 'rp', bad.args);
+    const r = await drover(site, [
+      'launch',
+      '--pool',
+      'rp',
+      '--num-jobs',
+      '5',
+      '--command',
+      'true',
+      '--jobname',
+      'R',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const paused = await waitFor(
+      'allocation to pause',
+      async () => {
+        const p = await poolStatus(site, 'rp');
+        return p.auto!.state === 'paused' && p;
+      },
+      60_000,
+      500,
+    );
+    const allocations = paused.auto!.allocations;
+    assert.equal(allocations.length, PAUSE_AFTER, JSON.stringify(allocations));
+    for (const a of allocations) {
+      assert.equal(a.job, null, 'refused: no job id');
+      assert.equal(a.state, 'failed');
+      assert.match(a.reason ?? '', bad.says);
+    }
+    assert.match(paused.auto!.decision, bad.says);
+    assert.equal(site.calls(b.scheduler!.submit).length, PAUSE_AFTER, 'one submission per allocation');
+    assert.ok(site.calls(b.scheduler!.submit).every((c) => c.status !== 0));
+    assert.deepEqual((await status(site, 'R')).counts, counts({ queued: 5 }));
+  },
+};
