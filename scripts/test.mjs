@@ -57,6 +57,7 @@ const UNIT = [
   'runner/command',
   'runner/end-states',
   'controller/dispatch',
+  'controller/allocate',
   'controller/report-check',
   'backends/cluster-plan',
   'backends/slurm/parse',

@@ -61,7 +61,7 @@ export async function launchOnPool(spec: LaunchSpec, show: PoolShow): Promise<nu
     submit_ms: Math.round(submitMs * 100) / 100,
   };
   const talk = !show.json && !show.quiet;
-  if (made.workers === 0 && !show.quiet) note(noWorkers(made.pool));
+  if (made.workers === 0 && !show.quiet) note(noWorkers(made.pool, made.auto === true));
   if (!show.follow) {
     if (show.json) printJson(base);
     else {
@@ -72,15 +72,21 @@ export async function launchOnPool(spec: LaunchSpec, show: PoolShow): Promise<nu
     return 0;
   }
   if (talk) note(`launch ${made.launch}: ${made.tasks} task(s) of '${made.jobname}' on pool ${made.pool}`);
-  const p = await follow(api, made.launch, talk, () =>
-    process.env.DROVER_SERVER === undefined ? readServerInfo(ws.paths)?.url : undefined,
+  const p = await follow(
+    api,
+    made.launch,
+    talk,
+    () => (process.env.DROVER_SERVER === undefined ? readServerInfo(ws.paths)?.url : undefined),
+    made.auto === true,
   );
   if (show.json) printJson({ ...base, counts: p.counts });
   return p.counts.succeeded === p.tasks ? 0 : 1;
 }
 
-/** What to say when a pool has no live worker. */
-function noWorkers(pool: string): string {
+/** What to say when a pool has no live worker (`auto`: it starts some by itself). */
+function noWorkers(pool: string, auto: boolean): string {
+  if (auto)
+    return `drover: pool ${pool} has no live worker yet: it starts workers as tasks queue (drover pool status ${pool})`;
   return `drover: pool ${pool} has no live worker: the tasks wait until one registers (drover pool status ${pool} --all; drover pool scale ${pool} --workers N)`;
 }
 
@@ -129,6 +135,7 @@ async function follow(
   id: string,
   show: boolean,
   url: () => string | undefined,
+  auto: boolean,
 ): Promise<LaunchProgress> {
   const t0 = Date.now();
   let p = await ask<LaunchProgress>(api, `/launches/${id}`, url, show);
@@ -143,7 +150,7 @@ async function follow(
       last = line;
     }
     if (!p.open) return p;
-    if (p.workers === 0 && !idle && show) note(noWorkers(p.pool));
+    if (p.workers === 0 && !idle && show) note(noWorkers(p.pool, auto));
     idle = p.workers === 0;
     // At most a few updates a second: each answer counts the launch's tasks.
     await new Promise((r) => setTimeout(r, 300));

@@ -7,9 +7,11 @@ import { COUNTS, SECONDS } from '../util/limits.js';
 import { formatSize } from '../util/size.js';
 import { note, printJson, printTable } from './output.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
+import { type AutoFlags, autoOptions, autoRequest } from './pool-auto.js';
+import { printPoolStatus } from './pool-print.js';
 
-interface CreateFlags extends ServerFlags {
-  workers: number;
+interface CreateFlags extends ServerFlags, AutoFlags {
+  workers?: number;
   backend: string;
   cpus: number;
   gpus: number;
@@ -17,6 +19,8 @@ interface CreateFlags extends ServerFlags {
   mem?: number;
   /** Seconds. */
   duration?: number;
+  /** Seconds: --duration's name in HyperQueue's words. */
+  timeLimit?: number;
   slots?: number;
   setup?: string;
   partition?: string;
@@ -36,12 +40,12 @@ export function registerPool(program: Command): void {
   const pool = program
     .command('pool')
     .description('pools of pre-started workers (needs drover server; docs/pools.md)');
-  serverOptions(
+  const create = serverOptions(
     pool
       .command('create')
       .description('create a pool and start its workers (local processes, or one Slurm / Grid Engine array)')
       .argument('<name>', 'the pool')
-      .requiredOption('--workers <n>', 'how many workers', intOption('--workers', COUNTS.workers))
+      .option('--workers <n>', 'how many workers (or --auto)', intOption('--workers', COUNTS.workers))
       .option('--backend <name>', 'where the workers run: local, slurm, gridengine', 'local')
       .option('--cpus <n>', 'CPUs per worker', intOption('--cpus', COUNTS.cpus), 1)
       .option('--gpus <n>', 'GPUs per worker', intOption('--gpus', COUNTS.gpus), 0)
@@ -51,34 +55,51 @@ export function registerPool(program: Command): void {
         'how long each worker may live (scheduler time limit), e.g. 4:00:00',
         durationOption('--duration', SECONDS.limit),
       )
+      .option(
+        '--time-limit <time>',
+        'the same as --duration (HyperQueue’s name)',
+        durationOption('--time-limit', SECONDS.limit),
+      )
       .option('--slots <n>', 'tasks at once per worker (default: --cpus)', intOption('--slots', COUNTS.slots))
       .option('--setup <cmd>', 'run once by each worker before it takes tasks')
       .option('--partition <name>', 'Slurm partition')
       .option('--account <name>', 'Slurm account')
       .option('--qos <name>', 'Slurm QOS')
-      .option('--queue <name>', 'Grid Engine queue')
-      .option('--json', 'print the pool as JSON'),
-  ).action(async (name: string, opts: CreateFlags) => {
+      .option('--queue <name>', 'Grid Engine queue'),
+  );
+  autoOptions(create);
+  create.option('--json', 'print the pool as JSON').action(async (name: string, opts: CreateFlags) => {
     if (!['local', 'slurm', 'gridengine'].includes(opts.backend)) {
       throw usageError(`--backend '${opts.backend}' is not a pool backend: use local, slurm or gridengine`);
     }
+    const auto = autoRequest(opts);
+    if (opts.workers === undefined && !auto)
+      throw usageError('pool create needs --workers N, or --auto to start workers as tasks queue');
+    if (opts.timeLimit !== undefined && opts.duration !== undefined && opts.timeLimit !== opts.duration)
+      throw usageError('--time-limit and --duration are the same limit: give one of them');
+    const duration = opts.duration ?? opts.timeLimit;
     const options: Record<string, string> = {};
     for (const k of ['partition', 'account', 'qos', 'queue'] as const) if (opts[k]) options[k] = opts[k]!;
     const req: CreatePoolRequest = {
       name,
       backend: opts.backend as CreatePoolRequest['backend'],
-      workers: opts.workers,
+      workers: opts.workers ?? 0,
       cpus: opts.cpus,
       gpus: opts.gpus,
       ...(opts.mem !== undefined ? { mem: formatSize(opts.mem) } : {}),
-      ...(opts.duration !== undefined ? { duration: opts.duration } : {}),
+      ...(duration !== undefined ? { duration } : {}),
       ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
       ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
       options,
+      ...(auto ? { auto } : {}),
     };
     const api = connect(droverPaths(), opts);
     const p = await call<PoolStatus>(api, 'POST', '/pools', req);
     if (opts.json) printJson(p);
+    else if (p.auto)
+      note(
+        `pool ${name}: up to ${p.auto.max_workers} worker(s) on ${opts.backend}, started as tasks queue; see drover pool status ${name}`,
+      );
     else
       note(
         `pool ${name}: starting ${opts.workers} worker(s) on ${opts.backend}; see drover pool status ${name}`,
@@ -130,6 +151,18 @@ export function registerPool(program: Command): void {
   });
   serverOptions(
     pool
+      .command('resume')
+      .description('let a pool paused by failed allocations (--auto) submit workers again')
+      .argument('<name>', 'the pool')
+      .option('--json', 'print the pool as JSON'),
+  ).action(async (name: string, opts: ServerFlags & { json?: boolean }) => {
+    const api = connect(droverPaths(), opts);
+    const p = await call<PoolStatus>(api, 'POST', `/pools/${encodeURIComponent(name)}/resume`, {});
+    if (opts.json) printJson(p);
+    else note(`pool ${name}: allocation resumed (${p.auto?.decision ?? 'looking again'})`);
+  });
+  serverOptions(
+    pool
       .command('down')
       .description('stop a pool’s workers; refused while its tasks run unless --force, which cancels them')
       .argument('<name>', 'the pool')
@@ -146,31 +179,4 @@ export function registerPool(program: Command): void {
     else note(`pool ${name}: down; its workers are stopping`);
   });
   for (const c of [pool, ...pool.commands]) c.exitOverride().configureOutput({ outputError: () => {} });
-}
-
-/** `drover pool status NAME` for people: a summary line, the workers, and why the gone ones left. */
-function printPoolStatus(p: PoolStatus, all: boolean): void {
-  const ready = p.workers.filter((w) => w.state === 'ready').length;
-  process.stdout.write(
-    `pool ${p.name} (${p.backend}, ${p.state}): ${ready}/${p.workers_wanted} workers ready, ${p.running} task(s) running, ${p.queued} queued\n`,
-  );
-  printTable(
-    ['worker', 'host', 'pid', 'state', 'free', 'tasks', 'seen', ...(all ? ['reason'] : [])],
-    p.workers.map((w) => [
-      w.id,
-      w.host,
-      w.pid,
-      w.state,
-      `${w.free_slots}/${w.slots}`,
-      w.tasks.length > 4 ? `${w.tasks.slice(0, 4).join(' ')} ...` : w.tasks.join(' ') || '-',
-      `${w.seen_ago}s ago`,
-      ...(all ? [w.reason ?? '-'] : []),
-    ]),
-  );
-  if (p.workers_gone > 0 && !all) {
-    const why = p.gone_reasons.length > 0 ? `; latest: ${p.gone_reasons.join('; ')}` : '';
-    process.stdout.write(
-      `${p.workers_gone} worker(s) lost or left (drover pool status ${p.name} --all)${why}\n`,
-    );
-  }
 }

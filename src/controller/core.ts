@@ -26,6 +26,8 @@ export interface CoreOptions {
 export class ControllerCore {
   readonly workers = new Map<string, LiveWorker>();
   readonly launches = new Map<number, LiveLaunch>();
+  /** Each pool's worker time limit in seconds (its scheduler's), for pools that have one. */
+  readonly timeLimits = new Map<string, number>();
 
   constructor(
     readonly store: ControllerStore,
@@ -132,7 +134,10 @@ export class ControllerCore {
         l.ready.push(...more);
       }
     }
-    const plan = planDispatch(workerViews(this.workers.values()), launchViews(this.launches.values()));
+    const plan = planDispatch(
+      workerViews(this.workers.values(), now, this.timeLimits),
+      launchViews(this.launches.values()),
+    );
     if (plan.length === 0) {
       this.signals.retriesChanged();
       return;

@@ -15,6 +15,8 @@ import type { Resources } from '../protocol/messages.js';
  * - Fair between launches: each next task goes to the launch with the fewest tasks in flight (ties: the oldest
  *   launch), so concurrent launches on a pool share it evenly.
  * - Spread: among workers that can take it, the one with the most free slots.
+ * - Time: a task with a time limit goes only to a worker whose own time limit (its scheduler allocation's) leaves
+ *   it at least that long.
  */
 
 /** A worker as the dispatcher sees it. */
@@ -31,6 +33,8 @@ export interface WorkerView {
   count: number;
   /** True when every task it holds is slot-shaped (see above); true when it holds none. */
   slotShapedOnly: boolean;
+  /** Seconds until its scheduler ends it (its pool's time limit); undefined: no limit known. */
+  timeLeft?: number;
 }
 
 /** A launch with tasks waiting, as the dispatcher sees it. */
@@ -48,6 +52,8 @@ export interface LaunchView {
    * prefetched), more for shorter ones (see prefetchPerSlot).
    */
   prefetch: number;
+  /** Each task's time limit in seconds (`--task-timeout`); undefined: none. */
+  timeNeeded?: number;
 }
 
 /** One decision: hand one task of `launch` to `worker`. */
@@ -124,6 +130,11 @@ export function canTake(w: WorkerView, d: Resources, prefetch: number, heldBefor
   );
 }
 
+/** True when the worker's time left covers a task's time limit (either unknown: true). */
+export function outlives(w: Pick<WorkerView, 'timeLeft'>, l: Pick<LaunchView, 'timeNeeded'>): boolean {
+  return w.timeLeft === undefined || l.timeNeeded === undefined || w.timeLeft >= l.timeNeeded;
+}
+
 /**
  * Decide which workers get which launches' ready tasks, one task at a time, until no ready task fits anywhere.
  * The views are not changed; the decisions come back in the order they were made.
@@ -139,7 +150,8 @@ export function planDispatch(workers: readonly WorkerView[], launches: readonly 
       if (l.ready === 0) continue;
       let best: (typeof ws)[number] | undefined;
       for (const w of ws) {
-        if (w.pool !== l.pool || !canTake(w, l.demand, l.prefetch * w.slots, w.before)) continue;
+        if (w.pool !== l.pool || !outlives(w, l) || !canTake(w, l.demand, l.prefetch * w.slots, w.before))
+          continue;
         if (!best || w.slots - w.count > best.slots - best.count) best = w;
       }
       if (!best) continue;

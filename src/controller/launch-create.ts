@@ -51,5 +51,6 @@ export async function createPoolLaunch(
     tasks: made.count,
     tasklist: made.tasklist,
     workers: liveWorkers(pool.name),
+    ...(pool.auto !== null ? { auto: true } : {}),
   };
 }

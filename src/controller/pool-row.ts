@@ -14,6 +14,18 @@ export interface PoolContext {
   cwd: string;
   node: string;
   bin: string;
+  /** Automatic allocation (autoscale.ts), once the server runs it. */
+  auto?: AutoScaling;
+}
+
+/** What the pool commands and `pool status` ask of automatic allocation. */
+export interface AutoScaling {
+  /** Look at the pools again soon (a pool was created, resumed, or a launch arrived). */
+  soon(): void;
+  /** `pool resume`: the pool is not paused any more; look again soon. */
+  resumed(pool: string): void;
+  /** The reason of the last decision about a pool, and whether it is paused. */
+  decision(pool: string): { reason: string; paused: boolean } | undefined;
 }
 
 /** A pool by name, or a not-found error saying how to create it. */

@@ -1,8 +1,10 @@
 import type { Ledger } from '../ledger/ledger.js';
+import { poolAllocations } from '../ledger/pool-allocations.js';
 import { goneWorkers } from '../ledger/pool-workers.js';
 import { listPoolRows } from '../ledger/pools.js';
-import type { PoolStatus, WorkerStatus } from '../protocol/messages.js';
-import { getPool, type PoolContext } from './pool-row.js';
+import type { AutoStatus, PoolStatus, WorkerStatus } from '../protocol/messages.js';
+import type { AutoSettings } from './allocate.js';
+import { getPool, type PoolContext, type PoolRow } from './pool-row.js';
 
 /** Most gone workers' reasons a pool status names. */
 const REASONS = 5;
@@ -69,6 +71,36 @@ export function poolStatus(ctx: PoolContext, name: string, all = false): PoolSta
     queued,
     running,
     handles: JSON.parse(p.handles) as unknown[],
+    auto: autoStatus(ctx, p),
+  };
+}
+
+/** Most allocations a pool status lists (the newest). */
+const ALLOCATIONS = 20;
+
+/** A pool's automatic allocation: its settings, state, last decision and newest allocations; null without --auto. */
+function autoStatus(ctx: PoolContext, p: PoolRow): AutoStatus | null {
+  if (p.auto === null) return null;
+  const s = JSON.parse(p.auto) as AutoSettings;
+  const d = ctx.auto?.decision(p.name);
+  return {
+    max_workers: s.maxWorkers,
+    min_workers: s.minWorkers,
+    idle_timeout: s.idleTimeout,
+    backlog: s.backlog,
+    state: d?.paused ? 'paused' : 'active',
+    decision: p.state === 'down' ? 'the pool is down' : (d?.reason ?? 'not looked yet'),
+    allocations: poolAllocations(ctx.ledger, p.name, p.created_at)
+      .reverse()
+      .slice(0, ALLOCATIONS)
+      .map((a) => ({
+        id: a.id,
+        job: a.job,
+        workers: a.workers,
+        state: a.state,
+        submitted_at: a.submitted_at,
+        reason: a.reason,
+      })),
   };
 }
 

@@ -12,6 +12,7 @@ import { type RegisteredWorker, workersOnTheirWay } from '../backends/pool/start
 import { backendConfig } from '../config/config.js';
 import { DroverError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { forgiveFailures } from '../ledger/pool-allocations.js';
 import { registeredSince } from '../ledger/pool-workers.js';
 import {
   addPoolHandles,
@@ -24,6 +25,7 @@ import {
 import { poolWorkerTokenIds, revokeTokens } from '../ledger/server-tokens.js';
 import { cancelPoolTasks } from '../ledger/transitions.js';
 import type { CreatePoolRequest, PoolStatus } from '../protocol/messages.js';
+import { autoSettings } from './auto-settings.js';
 import { chooseToDrain } from './policy.js';
 import { drainWorkers, stopPoolWorkers } from './pool-commands.js';
 import { getPool, type PoolContext, type PoolRow } from './pool-row.js';
@@ -32,7 +34,8 @@ import { createToken, writeSecret } from './tokens.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-function spec(ctx: PoolContext, p: PoolRow): WorkerSpec {
+/** What a pool's workers are started with, from its row. */
+export function workerSpec(ctx: PoolContext, p: PoolRow): WorkerSpec {
   const files = poolFiles(ctx.ledger.paths, p.name);
   const opts = JSON.parse(p.options) as Record<string, string>;
   return {
@@ -70,7 +73,7 @@ function addHandles(ledger: Ledger, name: string, more: WorkerHandle[]): void {
 const changing = new Map<string, Promise<unknown>>();
 
 /** Run `change` of pool `name` after the changes of that pool asked before it have ended. */
-function inTurn<T>(name: string, change: () => Promise<T> | T): Promise<T> {
+export function inTurn<T>(name: string, change: () => Promise<T> | T): Promise<T> {
   const before = changing.get(name) ?? Promise.resolve();
   const mine = before.then(change, change);
   const settled = mine.catch(() => {});
@@ -98,13 +101,14 @@ async function create(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolSta
       'conflict',
       `pool '${req.name}' already exists: see drover pool status ${req.name}`,
     );
+  const auto = autoSettings(req);
   const memMb = parseMemMb(req.mem);
   const files = poolFiles(ctx.ledger.paths, req.name);
   ctx.ledger.write(() => {
     upsertPool(ctx.ledger, {
       name: req.name,
       backend: req.backend,
-      workers: req.workers,
+      workers: auto ? 0 : req.workers,
       cpus: req.cpus,
       gpus: req.gpus ?? 0,
       mem_mb: memMb,
@@ -113,13 +117,19 @@ async function create(ctx: PoolContext, req: CreatePoolRequest): Promise<PoolSta
       setup: req.setup ?? null,
       created_at: Date.now() / 1000,
       options: JSON.stringify({ ...req.options, ...(req.mem !== undefined ? { mem: req.mem } : {}) }),
+      auto: auto ? JSON.stringify(auto) : null,
     });
     const { token } = createToken(ctx.ledger, 'worker', `workers of pool ${req.name}`, req.name);
     writeSecret(files.workerToken, token);
   });
   const pool = getPool(ctx.ledger, req.name);
+  setTimeLimit(ctx, pool);
+  if (auto) {
+    ctx.auto?.soon();
+    return poolStatus(ctx, req.name);
+  }
   try {
-    addHandles(ctx.ledger, req.name, await startWorkers(spec(ctx, pool), req.workers));
+    addHandles(ctx.ledger, req.name, await startWorkers(workerSpec(ctx, pool), req.workers));
   } catch (err) {
     setPoolDown(ctx.ledger, req.name, false);
     throw err;
@@ -150,10 +160,15 @@ export function scalePool(ctx: PoolContext, name: string, workers: number): Prom
 
 async function scale(ctx: PoolContext, name: string, workers: number): Promise<PoolStatus> {
   const pool = getPool(ctx.ledger, name);
+  if (pool.auto !== null)
+    throw new DroverError(
+      'conflict',
+      `pool '${name}' starts its workers by itself (--auto): take it down and create it again to change its limits`,
+    );
   const { live, coming } = await workersNow(ctx, pool);
   setPoolWorkers(ctx.ledger, name, workers);
   const have = live.length + coming;
-  if (workers > have) addHandles(ctx.ledger, name, await startWorkers(spec(ctx, pool), workers - have));
+  if (workers > have) addHandles(ctx.ledger, name, await startWorkers(workerSpec(ctx, pool), workers - have));
   else if (workers < have) {
     const drain = chooseToDrain(
       live.map((w) => ({ id: w.id, tasks: w.held.size, registeredAt: w.registeredAt })),
@@ -213,6 +228,24 @@ function down(ctx: PoolContext, name: string, force: boolean, graceMs: number): 
   pendingStops.add(finish);
   fs.rmSync(poolFiles(ctx.ledger.paths, name).workerToken, { force: true });
   return poolStatus(ctx, name);
+}
+
+/** Tell dispatch the pool's worker time limit (none: forget it), counted from each worker's registration. */
+export function setTimeLimit(ctx: PoolContext, pool: PoolRow): void {
+  if (pool.duration !== null) ctx.controller.core.timeLimits.set(pool.name, pool.duration);
+  else ctx.controller.core.timeLimits.delete(pool.name);
+}
+
+/** `pool resume`: allocations that failed to start before now no longer pause the pool; it looks again at once. */
+export function resumePool(ctx: PoolContext, name: string): Promise<PoolStatus> {
+  return inTurn(name, () => {
+    const pool = getPool(ctx.ledger, name);
+    if (pool.auto === null)
+      throw new DroverError('usage', `pool '${name}' has no --auto: there is nothing to resume`);
+    forgiveFailures(ctx.ledger, name);
+    ctx.auto?.resumed(name);
+    return poolStatus(ctx, name);
+  });
 }
 
 /** Pools taken down whose workers' grace period is not over yet. */

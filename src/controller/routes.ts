@@ -24,7 +24,7 @@ import { HttpError } from './http-error.js';
 import { createPoolLaunch } from './launch-create.js';
 import { getPool, type PoolContext } from './pool-row.js';
 import { listPools, liveWorkerCount, poolStatus } from './pool-status.js';
-import { createPool, downPool, scalePool } from './pools.js';
+import { createPool, downPool, resumePool, scalePool } from './pools.js';
 import * as S from './schemas.js';
 
 const user = { audience: 'user' as const };
@@ -72,6 +72,9 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
     { config: user, schema: { body: S.scalePoolSchema } },
     async (req) => scalePool(ctx, req.params.name, req.body.workers),
   );
+  app.post<{ Params: { name: string } }>(`${p}/pools/:name/resume`, { config: user }, async (req) =>
+    resumePool(ctx, req.params.name),
+  );
   app.delete<{ Params: { name: string }; Querystring: { force?: string } }>(
     `${p}/pools/:name`,
     { config: user },
@@ -85,6 +88,7 @@ export function userRoutes(app: FastifyInstance, ctx: PoolContext, version: stri
       const made = await createPoolLaunch(ctx.ledger, req.body, (pool) => liveWorkerCount(ctx, pool));
       if (made.launch !== null) {
         ctx.controller.loadLaunch(Number(made.launch));
+        ctx.auto?.soon();
         req.log.info({
           event: 'launch',
           launch: made.launch,

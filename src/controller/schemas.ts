@@ -1,5 +1,5 @@
 import { MAX_REPORT_RECORDS } from '../protocol/messages.js';
-import { MAX_JOB_TASKS, SECONDS } from '../util/limits.js';
+import { COUNTS, MAX_JOB_TASKS, SECONDS } from '../util/limits.js';
 
 /**
  * JSON schemas of the request bodies (Fastify validates every body against its route's schema before the
@@ -30,7 +30,7 @@ export const createPoolSchema = {
   properties: {
     name,
     backend: { type: 'string', enum: ['local', 'slurm', 'gridengine'] },
-    workers: int(1, 100_000),
+    workers: int(0, 100_000),
     cpus: int(1, 100_000),
     gpus: int(0, 1024),
     mem: str(32),
@@ -38,6 +38,16 @@ export const createPoolSchema = {
     slots: int(1, 100_000),
     setup: str(),
     options: { type: 'object', additionalProperties: str(256), maxProperties: 16 },
+    auto: {
+      type: 'object',
+      properties: {
+        max_workers: int(COUNTS.workers.min, COUNTS.workers.max),
+        min_workers: int(COUNTS.workersOrNone.min, COUNTS.workersOrNone.max),
+        idle_timeout: { type: 'number', minimum: SECONDS.idleTimeout.min, maximum: SECONDS.idleTimeout.max },
+        backlog: int(COUNTS.backlog.min, COUNTS.backlog.max),
+      },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 };

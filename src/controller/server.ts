@@ -5,6 +5,7 @@ import { type ServerLock, takeServerLock } from '../ledger/server-lock.js';
 import { userTokenCount } from '../ledger/server-tokens.js';
 import type { DroverPaths } from '../paths.js';
 import { processStartTime, shortHostname } from '../util/proc.js';
+import { Autoscaler } from './autoscale.js';
 import { Controller } from './controller.js';
 import { LiveHub } from './dashboard/live.js';
 import { dashboardRoutes } from './dashboard/routes.js';
@@ -125,6 +126,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   Object.assign(ctx, { ledger, controller, url });
   // The state is loaded before the first request: a worker that reconnects at once finds its tasks.
   controller.start();
+  const auto = new Autoscaler(ctx);
+  ctx.auto = auto;
+  auto.start();
   state.ledger = ledger;
   state.ready = true;
   const info: ServerInfo = {
@@ -153,6 +157,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         process.off('SIGUSR1', onUsr1);
         live?.close();
+        auto.stop();
         await finishPendingStops();
         controller.stop();
         await app.close();

@@ -1,8 +1,15 @@
 import { type LaunchView, prefetchPerSlot, slotShaped, type WorkerView } from './dispatch.js';
 import type { LiveLaunch, LiveWorker } from './live.js';
 
-/** The dispatcher's view of the live workers: capacity, what they hold, whether they take tasks. */
-export function workerViews(workers: Iterable<LiveWorker>): WorkerView[] {
+/**
+ * The dispatcher's view of the live workers: capacity, what they hold, whether they take tasks, and the time they
+ * have left at `now` under their pool's time limit (`limits`, seconds, counted from their first registration).
+ */
+export function workerViews(
+  workers: Iterable<LiveWorker>,
+  now = 0,
+  limits: ReadonlyMap<string, number> = new Map(),
+): WorkerView[] {
   const out: WorkerView[] = [];
   for (const w of workers) {
     const used = { cpus: 0, gpus: 0, mem_mb: 0 };
@@ -23,6 +30,8 @@ export function workerViews(workers: Iterable<LiveWorker>): WorkerView[] {
       count: w.held.size,
       slotShapedOnly: shaped,
     });
+    const limit = limits.get(w.pool);
+    if (limit !== undefined) out[out.length - 1]!.timeLeft = w.registeredAt + limit - now;
   }
   return out;
 }
@@ -36,5 +45,6 @@ export function launchViews(launches: Iterable<LiveLaunch>): LaunchView[] {
     ready: l.ready.length,
     inFlight: l.inFlight,
     prefetch: prefetchPerSlot(l.avgSeconds),
+    ...(l.settings.taskTimeout !== undefined ? { timeNeeded: l.settings.taskTimeout } : {}),
   }));
 }

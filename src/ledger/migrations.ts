@@ -336,4 +336,21 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX attempts_requeued ON attempts (launch_id) WHERE requeued = 1;
   ALTER TABLE tasks ADD COLUMN requeues INTEGER NOT NULL DEFAULT 0;
   `,
+  // 12: automatic allocation for pools (issue 35): a pool's \`--auto\` settings, and each allocation (one array job
+  // of workers) the controller submitted for it, with what became of it.
+  `
+  ALTER TABLE pools ADD COLUMN auto TEXT;      -- JSON AutoSettings when the pool allocates by itself, else NULL
+  CREATE TABLE pool_allocations (
+    id          INTEGER PRIMARY KEY,
+    pool        TEXT NOT NULL,
+    job         TEXT,                        -- the scheduler's array job id; NULL when the submission was refused
+    workers     INTEGER NOT NULL,            -- array elements, one worker each
+    submitted_at REAL NOT NULL,              -- unix seconds
+    state       TEXT NOT NULL CHECK (state IN ('queued', 'running', 'finished', 'failed')),
+    reason      TEXT,                        -- why it failed, or was withdrawn
+    ended_at    REAL,                        -- when it was seen finished or failed
+    counted     INTEGER NOT NULL DEFAULT 1   -- 0: a failure \`pool resume\` forgave (no longer pauses the pool)
+  );
+  CREATE INDEX pool_allocations_pool ON pool_allocations (pool, id);
+  `,
 ];

@@ -147,3 +147,14 @@ export function goneWorkers(
     'id' | 'host' | 'pid' | 'state' | 'slots' | 'last_seen' | 'reason'
   >[];
 }
+
+/** Every worker of a pool registered since `since`: its element, state and why it left (automatic allocation). */
+export function poolWorkerElements(
+  ledger: Ledger,
+  pool: string,
+  since: number,
+): Pick<WorkerRow, 'id' | 'element' | 'state' | 'reason'>[] {
+  return ledger
+    .stmt('SELECT id, element, state, reason FROM pool_workers WHERE pool = ? AND registered_at >= ?')
+    .all(pool, since) as Pick<WorkerRow, 'id' | 'element' | 'state' | 'reason'>[];
+}

@@ -28,6 +28,8 @@ export interface PoolRow {
   handles: string;
   /** JSON: scheduler options and mem text. */
   options: string;
+  /** JSON AutoSettings when the pool allocates its workers by itself (`--auto`), else null. */
+  auto: string | null;
 }
 
 /** A pool's row, or undefined. */
@@ -52,11 +54,12 @@ export function upsertPool(ledger: Ledger, p: Omit<PoolRow, 'state' | 'handles'>
   ledger.write(() =>
     ledger
       .stmt(
-        `INSERT INTO pools (name, backend, workers, cpus, gpus, mem_mb, duration, slots, setup, state, created_at, handles, options)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'up', ?, '[]', ?)
+        `INSERT INTO pools (name, backend, workers, cpus, gpus, mem_mb, duration, slots, setup, state, created_at, handles, options, auto)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'up', ?, '[]', ?, ?)
          ON CONFLICT (name) DO UPDATE SET backend = excluded.backend, workers = excluded.workers, cpus = excluded.cpus,
            gpus = excluded.gpus, mem_mb = excluded.mem_mb, duration = excluded.duration, slots = excluded.slots,
-           setup = excluded.setup, state = 'up', created_at = excluded.created_at, handles = '[]', options = excluded.options`,
+           setup = excluded.setup, state = 'up', created_at = excluded.created_at, handles = '[]', options = excluded.options,
+           auto = excluded.auto`,
       )
       .run(
         p.name,
@@ -70,6 +73,7 @@ export function upsertPool(ledger: Ledger, p: Omit<PoolRow, 'state' | 'handles'>
         p.setup,
         p.created_at,
         p.options,
+        p.auto,
       ),
   );
 }
@@ -82,6 +86,11 @@ export function addPoolHandles(ledger: Ledger, name: string, more: readonly unkn
     const all = [...(JSON.parse(row.handles) as unknown[]), ...more];
     ledger.stmt('UPDATE pools SET handles = ? WHERE name = ?').run(JSON.stringify(all), name);
   });
+}
+
+/** The pools that are up, by name. */
+export function upPools(ledger: Ledger): PoolRow[] {
+  return ledger.stmt("SELECT * FROM pools WHERE state = 'up' ORDER BY name").all() as PoolRow[];
 }
 
 /** Set how many workers a pool wants. */

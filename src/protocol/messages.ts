@@ -80,6 +80,48 @@ export interface CreatePoolRequest {
   setup?: string;
   /** Scheduler options: partition, account, qos, queue. */
   options?: Record<string, string>;
+  /** Allocate workers by itself while tasks queue (`--auto`; Slurm and Grid Engine): `workers` is then 0. */
+  auto?: AutoRequest;
+}
+
+/** `--auto`'s settings (docs/pools.md, "Automatic allocation"). */
+export interface AutoRequest {
+  /** Most workers at once, live and asked for (default 4). */
+  max_workers?: number;
+  /** Idle workers that stay (default 0). */
+  min_workers?: number;
+  /** Seconds a worker may idle before it leaves (default 300). */
+  idle_timeout?: number;
+  /** Most allocations waiting in the scheduler's queue (default 1). */
+  backlog?: number;
+}
+
+/** One allocation (an array job of workers) that `--auto` submitted. */
+export interface AllocationStatus {
+  id: number;
+  /** The scheduler's job id; null when the submission was refused. */
+  job: string | null;
+  workers: number;
+  /** queued (no worker of it ready yet), running, finished, failed. */
+  state: string;
+  /** Unix seconds. */
+  submitted_at: number;
+  /** Why it failed, or was withdrawn. */
+  reason: string | null;
+}
+
+/** A pool's automatic allocation, as `pool status` shows it. */
+export interface AutoStatus {
+  max_workers: number;
+  min_workers: number;
+  idle_timeout: number;
+  backlog: number;
+  /** `active`, or `paused` after allocations in a row failed to start (`drover pool resume`). */
+  state: 'active' | 'paused';
+  /** Why the controller did or did not submit, at its last look. */
+  decision: string;
+  /** Its allocations, newest first (at most 20). */
+  allocations: AllocationStatus[];
 }
 
 /** `POST /v1/pools/:name/scale`: change the number of workers. Answer: `PoolStatus`. */
@@ -125,6 +167,8 @@ export interface PoolStatus {
   running: number;
   /** What started the workers: pids, array job ids. */
   handles: unknown[];
+  /** Automatic allocation (`--auto`), or null. */
+  auto: AutoStatus | null;
 }
 
 /**
@@ -182,6 +226,8 @@ export interface LaunchCreated {
   tasklist: string;
   /** Live workers of the pool now (setup, ready or draining): 0 means nothing will run until one registers. */
   workers: number;
+  /** True when the pool starts its workers by itself as tasks queue (`--auto`). */
+  auto?: boolean;
 }
 
 /**

@@ -31,10 +31,12 @@ export const COUNTS = {
   requeues: { min: 0, max: 1000, unit: '' },
   /** --requeue-exit: an exit code a shell does not take for a signal (128+N) nor for not found (126, 127). */
   exitCode: { min: 1, max: 125, unit: '' },
-  /** pool create --workers. */
+  /** pool create --workers, --max-workers. */
   workers: { min: 1, max: 100_000, unit: '' },
-  /** pool scale --workers (0: no workers). */
+  /** pool scale --workers (0: no workers), pool create --min-workers. */
   workersOrNone: { min: 0, max: 100_000, unit: '' },
+  /** pool create --auto --backlog: allocations waiting in the scheduler's queue. */
+  backlog: { min: 1, max: 1000, unit: '' },
   /** --slots of a pool or worker. */
   slots: { min: 1, max: 100_000, unit: '' },
   /** logs --attempt. */
@@ -59,6 +61,8 @@ export const SECONDS = {
   heartbeat: { min: 0.1, max: 3600, unit: 's' },
   /** server --lost-after. */
   lostAfter: { min: 1, max: DAY, unit: 's' },
+  /** pool create --auto --idle-timeout. */
+  idleTimeout: { min: 1, max: 7 * DAY, unit: 's' },
   /** worker --patience. */
   patience: { min: 0, max: 365 * DAY, unit: 's' },
 } satisfies Record<string, Range>;

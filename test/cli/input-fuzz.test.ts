@@ -159,6 +159,9 @@ const SITES: [Kind, (v: string) => string[]][] = [
   ['count', (v) => ['pool', 'create', 'p', '--workers', v]],
   ['count', (v) => ['pool', 'create', 'p', '--workers', '1', '--slots', v]],
   ['count', (v) => ['pool', 'scale', 'p', '--workers', v]],
+  ['count', (v) => ['pool', 'create', 'p', '--backend', 'slurm', '--auto', '--max-workers', v]],
+  ['count', (v) => ['pool', 'create', 'p', '--backend', 'slurm', '--auto', '--min-workers', v]],
+  ['count', (v) => ['pool', 'create', 'p', '--backend', 'gridengine', '--auto', '--backlog', v]],
   ['count', (v) => ['worker', '--pool', 'p', '--cpus', v]],
   ['count', (v) => ['config', '--write', 'local', 'max_tasks', v]],
   ['size', (v) => ['launch', '--jobname', 'j', '--mem', v, '--dry-run']],
@@ -175,6 +178,8 @@ const SITES: [Kind, (v: string) => string[]][] = [
   ['duration', (v) => ['launch', '--jobname', 'j', '--backend', 'gridengine', '--duration', v, '--dry-run']],
   ['duration', (v) => ['cancel', 'j', '--wait', v, '--yes']],
   ['duration', (v) => ['pool', 'create', 'p', '--workers', '1', '--duration', v]],
+  ['duration', (v) => ['pool', 'create', 'p', '--backend', 'slurm', '--auto', '--idle-timeout', v]],
+  ['duration', (v) => ['pool', 'create', 'p', '--backend', 'slurm', '--auto', '--time-limit', v]],
   ['duration', (v) => ['worker', '--pool', 'p', '--patience', v]],
 ];
 

@@ -6,6 +6,7 @@ import { eqw, eqwReasonUnread } from './scenarios/eqw.js';
 import { arrayLimit, slurmAccounting } from './scenarios/limits.js';
 import { cancelWhileDown, queueOutage, truncatedAccounting, truncatedQueue } from './scenarios/outages.js';
 import { packed } from './scenarios/packed.js';
+import { poolAuto, poolAutoPaused, poolAutoRefused } from './scenarios/pool-auto.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
 import { preemptRequeue } from './scenarios/preempt.js';
@@ -42,6 +43,9 @@ export const SCENARIOS: Scenario[] = [
   eqwReasonUnread,
   refusedRequest,
   poolOnScheduler,
+  poolAuto,
+  poolAutoPaused,
+  poolAutoRefused,
   poolRefusedRequest,
   poolRefusedOrUnreachable,
   poolArrayLimit,

@@ -79,7 +79,11 @@ function world(t: { after(fn: () => void): void }, lostAfter = 30) {
 type World = ReturnType<typeof world>;
 
 /** A job of `n` tasks and a pool launch of all of them on pool `p` (the rows launch-create.ts makes). */
-function poolLaunch(w: World, n: number, opts: { retries?: number; cpus?: number } = {}): number {
+function poolLaunch(
+  w: World,
+  n: number,
+  opts: { retries?: number; cpus?: number; taskTimeout?: number } = {},
+): number {
   const entries = new Map(
     Array.from({ length: n }, (_, i) => [i + 1, { command: `echo ${i + 1}`, tag: '' }]),
   );
@@ -98,6 +102,7 @@ function poolLaunch(w: World, n: number, opts: { retries?: number; cpus?: number
     cwd: '/',
     logDir: '/nonexistent/logs',
     killGrace: 5,
+    ...(opts.taskTimeout !== undefined ? { taskTimeout: opts.taskTimeout } : {}),
   };
   db.prepare(
     `INSERT INTO pool_launches (launch_id, pool, tasklist, total, cpus, retries, retry_delay, settings)
@@ -491,4 +496,25 @@ test('a worker taken for lost registers again: the attempt it held is disowned i
   });
   assert.deepEqual(fourth.disowned, [{ launch: id, task: 1, attempt: 1 }]);
   assert.deepEqual([...w.core.launches.get(id)!.retryWaiting.keys()], [1]);
+});
+
+test('a task with a time limit goes only to a worker whose pool time limit leaves it that long', (t) => {
+  const w = world(t);
+  w.core.timeLimits.set('p', 100); // each worker of pool p ends 100 s after it registered
+  const a = register(w, 1);
+  w.clock.t += 50; // 50 s left
+  const long = poolLaunch(w, 1, { taskTimeout: 60 });
+  w.core.dispatch();
+  assert.equal(a.held.size, 0, 'a 60 s task does not go to a worker with 50 s left');
+  assert.equal(taskState(w, long, 1), 'queued');
+  const b = register(w, 1); // a new worker: 100 s left
+  w.core.dispatch();
+  assert.deepEqual([a.held.size, b.held.size], [0, 1]);
+  const short = poolLaunch(w, 1, { taskTimeout: 40 });
+  w.core.dispatch();
+  assert.deepEqual(
+    [...a.held.values()].map((h) => h.launch),
+    [short],
+    'a 40 s task fits the 50 s left',
+  );
 });

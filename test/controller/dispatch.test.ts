@@ -160,3 +160,17 @@ test('scaling down drains the idlest workers first, and among equally idle ones 
   assert.deepEqual(chooseToDrain(workers, 0), []);
   assert.deepEqual(chooseToDrain(workers, 9).length, 4);
 });
+
+test('a task with a time limit goes only to a worker whose own time left covers it', () => {
+  const limited = launch(1, 10, res(1), { timeNeeded: 600 });
+  const short = worker('short', 4, res(4), { timeLeft: 300 });
+  const long = worker('long', 1, res(1), { timeLeft: 900 });
+  const unknown = worker('unknown', 1, res(1));
+  assert.deepEqual(count(planDispatch([short, long, unknown], [limited]), 'worker'), { long: 1, unknown: 1 });
+  assert.equal(
+    planDispatch([short], [launch(1, 10, res(1), { timeNeeded: 300 })]).length,
+    4,
+    'exactly enough',
+  );
+  assert.equal(planDispatch([short], [launch(1, 10)]).length, 4, 'a task with no limit goes anywhere');
+});

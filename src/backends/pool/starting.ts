@@ -60,3 +60,35 @@ export function ownElement(env: NodeJS.ProcessEnv = process.env): string | undef
     return `${env.JOB_ID}.${env.SGE_TASK_ID}`;
   return undefined;
 }
+
+/** Where a worker array's element is in its scheduler. */
+export type ElementState = 'waiting' | 'running' | 'error';
+
+/**
+ * Where each live element of some worker arrays is in its scheduler (by `A_I` / `J.T` name): waiting in the
+ * queue, running (started), or in error (Grid Engine's Eqw: it will not start). An element not in the map is gone.
+ * Undefined when the scheduler cannot be asked or its answer cannot be read whole: nothing can be judged gone.
+ * Asked without holding the caller's thread (the controller answers its workers meanwhile).
+ */
+export async function elementStates(
+  kind: 'slurm' | 'gridengine',
+  jobs: readonly string[],
+): Promise<Map<string, ElementState> | undefined> {
+  const out = new Map<string, ElementState>();
+  if (jobs.length === 0) return out;
+  if (kind === 'slurm') {
+    const live = await liveElementsAsync(jobs);
+    if (live === undefined) return undefined;
+    for (const [e, s] of live) out.set(e, s.state === 'PD' ? 'waiting' : 'running');
+    return out;
+  }
+  forgetQueue(); // a snapshot from before our last qsub would not have its elements
+  const queue = await queueSnapshotAsync();
+  if (queue === undefined) return undefined;
+  for (const job of jobs) {
+    for (const [i, s] of queue.get(job) ?? []) {
+      out.set(`${job}.${i}`, s.includes('E') ? 'error' : s.includes('qw') ? 'waiting' : 'running');
+    }
+  }
+  return out;
+}
