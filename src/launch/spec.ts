@@ -6,7 +6,7 @@ import { backendFlag, poolOf } from '../protocol/backend-ref.js';
 import type { LogsMode } from '../runner/group.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
-import { checkWarnSignal, type WarnSignal } from '../util/warn-signal.js';
+import { checkWarnSignal, parseWarnSignal, type WarnSignal } from '../util/warn-signal.js';
 import { checkSelection } from './select.js';
 
 /**
@@ -70,25 +70,82 @@ export interface LaunchSpec {
 export const LAUNCH_DEFAULTS = { retryDelay: 1, killGrace: 5, tasksPerNode: 1 } as const;
 
 /**
- * `drover launch JOB --failed` on `backend`, every other option at its default: the dashboard's rerun. A local
- * one runs detached, as it must outlive the request that asked for it.
+ * `drover launch JOB --failed` on `backend` with the settings of the job's latest launch (`previous`, its
+ * `options` JSON as the ledger keeps it): the dashboard's rerun, which reruns exactly what ran — resources, time
+ * limits, retries, `--signal`, `--requeue`, where results come from — but never an `--after` (that job is past).
+ * Settings it cannot read are left at their defaults. A local rerun runs detached (it outlives the request).
  */
 export function failedRerunSpec(
   jobname: string,
   backend: string,
   cwd: string,
   argv: readonly string[],
+  previous?: string,
 ): LaunchSpec {
+  const before = previousSettings(previous);
   return {
     backend,
     jobname,
     failed: true,
-    request: { tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode, extraArgs: [] },
     retryDelay: LAUNCH_DEFAULTS.retryDelay,
     killGrace: LAUNCH_DEFAULTS.killGrace,
+    ...before,
+    request: { tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode, extraArgs: [], ...before.request },
     cwd,
     ...(backend === 'local' ? { detach: true } : {}),
     argv,
+  };
+}
+
+/** What a launch's `options` (launch.ts) say of the settings a rerun carries over; nothing when unreadable. */
+function previousSettings(options: string | undefined): Partial<LaunchSpec> {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(options ?? '{}') as Record<string, unknown>;
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
+  } catch {
+    return {};
+  }
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const request: Partial<LaunchRequest> = {};
+  for (const k of [
+    'cpus',
+    'gpus',
+    'memMb',
+    'duration',
+    'maxTasks',
+    'tasksPerNode',
+    'maxTasksPerNode',
+  ] as const) {
+    const v = num(o[k]);
+    if (v !== undefined) request[k] = v;
+  }
+  for (const k of ['partition', 'account', 'qos'] as const) {
+    const v = str(o[k]);
+    if (v !== undefined) request[k] = v;
+  }
+  if (Array.isArray(o.extraArgs) && o.extraArgs.every((a) => typeof a === 'string'))
+    request.extraArgs = o.extraArgs as string[];
+  const signal = str(o.signal);
+  let warn: WarnSignal | undefined;
+  try {
+    warn = signal !== undefined ? parseWarnSignal(signal) : undefined;
+  } catch {
+    warn = undefined;
+  }
+  const pick = <K extends keyof LaunchSpec>(k: K, v: LaunchSpec[K] | undefined) =>
+    v !== undefined ? ({ [k]: v } as Partial<LaunchSpec>) : {};
+  return {
+    request: request as LaunchRequest,
+    ...pick('retries', num(o.retries)),
+    ...pick('retryDelay', num(o.retryDelay)),
+    ...pick('taskTimeout', num(o.taskTimeout)),
+    ...pick('killGrace', num(o.killGrace)),
+    ...pick('signal', warn),
+    ...pick('requeue', num(o.requeue)),
+    ...pick('requeueExit', num(o.requeueExit)),
+    ...pick('result', o.result === 'file' || o.result === 'stdout' ? o.result : undefined),
   };
 }
 
