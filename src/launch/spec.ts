@@ -4,6 +4,7 @@ import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.
 import { usageError } from '../errors.js';
 import { backendFlag, poolOf } from '../protocol/backend-ref.js';
 import type { LogsMode } from '../runner/group.js';
+import { elementMargin } from '../runner/restart.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
 import { checkWarnSignal, parseWarnSignal, type WarnSignal } from '../util/warn-signal.js';
@@ -257,8 +258,8 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
 
 /**
  * `--requeue` runs a task again where its runner ended it: at its own time limit (`--task-timeout`; `--duration`
- * on local), or when it exits `--requeue-exit`; on a pool its controller decides, from the worker's records. Not
- * yet at a cluster element's end (--duration): a launch that would need it is refused rather than not served.
+ * on local), or when it exits `--requeue-exit`; on a cluster also at its element's `--duration`, in the
+ * element's next run; on a pool its controller decides, from the worker's records.
  */
 function checkRequeue(spec: LaunchSpec): void {
   const n = spec.requeue ?? 0;
@@ -269,11 +270,24 @@ function checkRequeue(spec: LaunchSpec): void {
       );
     return;
   }
+  // A cluster element's --duration counts: its runner stops before it and the element runs again.
   const perTask =
-    spec.taskTimeout !== undefined || (spec.backend === 'local' && spec.request.duration !== undefined);
+    spec.taskTimeout !== undefined ||
+    (poolOf(spec.backend) === undefined && spec.request.duration !== undefined);
   if (!perTask)
     throw usageError(
-      `--requeue ${n} needs each task's time limit to requeue at: add --task-timeout TIME${spec.backend === 'local' ? ' or --duration TIME' : poolOf(spec.backend) !== undefined ? '' : ' (below the element’s --duration)'}`,
+      `--requeue ${n} needs a time limit to requeue at: add --task-timeout TIME${poolOf(spec.backend) !== undefined ? '' : ' or --duration TIME'}`,
+    );
+  const duration = spec.request.duration;
+  const margin = elementMargin(spec);
+  if (
+    spec.backend !== 'local' &&
+    spec.taskTimeout === undefined &&
+    duration !== undefined &&
+    duration < 2 * margin
+  )
+    throw usageError(
+      `--requeue ${n} with --duration ${duration}s: each run of an element stops its tasks ${margin} s before its limit (--kill-grace + 10 s), so give --duration ${2 * margin}s or more, or a --task-timeout`,
     );
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PREEMPTED } from '../../../src/runner/reasons.js';
+import { ELEMENT_LIMIT, PREEMPTED } from '../../../src/runner/reasons.js';
 import { counts } from '../../helpers/contract.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
@@ -202,5 +202,62 @@ export const preemptedByPartition: Scenario = {
       (await attempts(site, 'Q')).map((a) => [a.task, a.attempt, a.state, a.reason]),
       [[1, 1, 'killed', 'preempted: its array element was preempted']],
     );
+  },
+};
+
+/** Thirty one-second steps counted in `ck.<name>`: more than one run of a 30 s element can do. */
+const LONG_STEPS = STEPS.replace('-lt 6', '-lt 30');
+
+export const requeueAtElementLimit: Scenario = {
+  name: '--requeue 1 with only --duration 30s: the element stops its task before its limit and runs again, where the task resumes and succeeds',
+  notFor: clustersOnly,
+  timeoutMs: (b) => usual(b) * 2 + 120_000,
+  async run(b, site) {
+    const s = b.scheduler!;
+    script(site, 'steps.sh', LONG_STEPS);
+    await prelaunch(site, 'E', 'sh steps.sh', ['e']);
+    // The fake Slurm's minutes last a real minute here: the element's limit is as asked.
+    const r = await drover(
+      site,
+      ['launch', 'E', ...site.launch, '--requeue', '1', '--duration', '30s', '--kill-grace', '1', '-q'],
+      {
+        DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '60',
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const id = submittedId(site.calls(s.submit).at(-1)!)!;
+    if (s.kind === 'slurm') {
+      // Slurm holds an element that requeued itself back for a while (BeginTime): let it start at once — once it
+      // pends again (not while it completes its run: the requeue's own hold would undo the update).
+      const show = () => runIn(site, ['scontrol', '-o', 'show', 'job', `${id}_1`]).text;
+      await waitFor(
+        'the element to requeue itself',
+        () => /Restarts=[1-9]/.test(show()) && /JobState=PENDING/.test(show()),
+        b.settleMs + 60_000,
+        500,
+      );
+      await waitFor(
+        'the element to run again',
+        () => {
+          runIn(site, ['scontrol', 'update', `JobId=${id}_1`, 'StartTime=now']);
+          return !/JobState=PENDING/.test(show());
+        },
+        60_000,
+        1_000,
+      );
+    }
+    const done = await settled(b, site, 'E', b.settleMs + 90_000);
+    assert.deepEqual(done.counts, counts({ succeeded: 1 }));
+    assert.equal(done.requeues, 1);
+    assert.deepEqual(
+      (await attempts(site, 'E')).map((a) => [a.task, a.attempt, a.state, a.reason]),
+      [
+        [1, 1, 'timeout', ELEMENT_LIMIT],
+        [1, 2, 'succeeded', null],
+      ],
+    );
+    const both = await drover(site, ['logs', 'E', '1', '--all-attempts']);
+    assert.match(both.stdout, /==> attempt 2: succeeded <==\nattempt 2 resume=1 from ([1-9]|1[0-9])\n/);
+    assert.match(both.stdout, /done at 30\n$/);
   },
 };
