@@ -62,9 +62,13 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'pool create': [
     'drover pool create cpu --workers 4 --cpus 2',
     "drover pool create gpu --backend slurm --workers 8 --gpus 1 --setup 'pip install -e .'",
+    'drover pool create auto --backend slurm --auto --max-workers 8 --idle-timeout 5m',
   ],
   'pool status': ['drover pool status cpu', 'drover pool status cpu --all --json'],
   'pool scale': ['drover pool scale cpu --workers 8'],
+  'pool resume': [
+    'drover pool resume gpu    # submit allocations again after a pause (pool status says why)',
+  ],
   'pool down': ['drover pool down cpu', 'drover pool down cpu --force'],
   worker: [
     'drover worker --server http://127.0.0.1:7733 --pool cpu --token-file .drover/pools/cpu/worker-token',

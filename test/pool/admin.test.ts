@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { counts, status } from '../helpers/contract.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
-import { tempWorkspace, waitFor } from '../helpers/workspace.js';
+import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 import { api, FakeWorker, poolToken } from './fake-worker.js';
 import { createPool, poolWorkspace, startServer } from './helpers.js';
 
@@ -141,8 +141,11 @@ test('--follow rides out a controller restart on another port', { timeout: 180_0
   const ctx = await poolWorkspace(t);
   const { cwd } = ctx;
   await createPool(cwd, 'p', ['--workers', '2', '--cpus', '1']);
+  // The tasks wait for a gate file: they run until the server is back, however slow the machine (waiting to see
+  // one-second tasks running raced them to their end under load).
+  writeScript(cwd, 'gate.sh', 'while [ ! -e go ]; do sleep 0.1; done\n');
   const pre = await runDrover(
-    ['prelaunch', '+command', 'sleep', '+jobname', 'F', '+pos-arg', '1', '1', '1', '1', '1', '1', '+q'],
+    ['prelaunch', '+command', 'sh gate.sh', '+jobname', 'F', '+pos-arg', '1', '2', '3', '4', '5', '6', '+q'],
     { cwd },
   );
   assert.equal(pre.code, 0, pre.stderr);
@@ -152,6 +155,7 @@ test('--follow rides out a controller restart on another port', { timeout: 180_0
   await ctx.server.proc.result;
   await new Promise((r) => setTimeout(r, 1500));
   ctx.server = await startServer(cwd);
+  fs.writeFileSync(path.join(cwd, 'go'), '');
   const r = await f.result;
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /lost the server .*: reconnecting/);
