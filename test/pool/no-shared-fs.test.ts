@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { droverJson, runDrover, type Started, startDrover } from '../helpers/drover.js';
+import { FakeProxy } from './fake-proxy.js';
+import { poolToken } from './fake-worker.js';
+import { attempts, killInside, poolWorkspace } from './helpers.js';
+import { idlePool } from './two-pools.js';
+
+/**
+ * Workers without a shared filesystem (issue 35 item 3): a real `drover worker --no-shared-fs` whose folder is
+ * apart from the submit side's keeps its tasks' logs and results there and sends them to the controller, which
+ * writes them where `drover logs` and `results` read them: byte for byte, also over a link cut at random moments.
+ */
+
+/** What task `n` prints: n × 4,000 numbered lines on stdout (task 8: about 200 KiB), one line on stderr. */
+const EMIT = `n=$2
+seq 1 $((n * 4000)) | sed "s/^/task $n line /"
+echo "stderr of task $n" >&2
+printf '{"n": %s, "square": %s}\\n' "$n" "$((n * n))" > "$DROVER_RESULT_FILE"
+`;
+
+function expectedOut(n: number): string {
+  let s = '';
+  for (let i = 1; i <= n * 4000; i++) s += `task ${n} line ${i}\n`;
+  return s;
+}
+
+/** Start a real worker of pool p with --no-shared-fs in a folder of its own (stopped after the test). */
+function startWorker(
+  t: { after(fn: () => Promise<void>): void },
+  cwd: string,
+  url: string,
+): { proc: Started; dir: string } {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-worker-host-')));
+  fs.writeFileSync(path.join(dir, 'wtoken'), `${poolToken(cwd, 'p')}\n`, { mode: 0o600 });
+  const proc = startDrover(
+    ['worker', '--server', url, '--token-file', 'wtoken', '--pool', 'p', '--no-shared-fs', '--slots', '2'],
+    { cwd: dir },
+  );
+  t.after(async () => {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGTERM');
+    const r = await proc.result;
+    killInside(dir);
+    if (process.env.DROVER_TEST_KEEP) process.stderr.write(`kept ${dir}\nworker stderr:\n${r.stderr}\n`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { proc, dir };
+}
+
+/** Launch the sweep of `n` tasks onto pool p as job `job` and wait until it is done; its launch id. */
+async function runSweep(cwd: string, job: string, n: number, logs: 'files' | 'segments'): Promise<number> {
+  const values = Array.from({ length: n }, (_, i) => String(i + 1));
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'sh emit.sh', '+jobname', job, '+arg', '--n', ...values, '+q'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(pre.code, 0, pre.stderr);
+  const l = await runDrover(
+    ['launch', '--pool', 'p', '--jobname', job, '--logs', logs, '--follow', '--json'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(l.code, 0, `${l.stdout}\n${l.stderr}`);
+  return Number((JSON.parse(l.stdout) as { launch: string }).launch);
+}
+
+/** Every task's logs and result, as `drover logs` and `drover results` answer them, against what it printed. */
+async function checkOutputs(cwd: string, job: string, n: number): Promise<void> {
+  for (let task = 1; task <= n; task++) {
+    const out = await runDrover(['logs', job, String(task)], { cwd });
+    assert.equal(out.code, 0, out.stderr);
+    assert.ok(out.stdout === expectedOut(task), `task ${task}: stdout differs (${out.stdout.length} bytes)`);
+    const err = await runDrover(['logs', job, String(task), '--err'], { cwd });
+    assert.equal(err.stdout, `stderr of task ${task}\n`, `task ${task}: stderr`);
+  }
+  const results = await droverJson<{ task: number; result: { n: number; square: number } }[]>(
+    ['results', job, '--json'],
+    { cwd },
+  );
+  assert.deepEqual(
+    results.map((r) => [r.task, r.result]),
+    Array.from({ length: n }, (_, i) => [i + 1, { n: i + 1, square: (i + 1) ** 2 }]),
+  );
+}
+
+/** Each task has exactly one attempt, and it succeeded. */
+function oneSuccessEach(cwd: string, job: string, n: number): void {
+  assert.deepEqual(
+    attempts(cwd, job).map((a) => [a.task_id, a.attempt, a.state]),
+    Array.from({ length: n }, (_, i) => [i + 1, 1, 'succeeded']),
+  );
+}
+
+/** Files under `dir`, relative, sorted. */
+function tree(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+    .sort();
+}
+
+test('a --no-shared-fs worker sends logs and results: logs and results answer byte for byte, files and segments', {
+  timeout: 180_000,
+}, async (t) => {
+  const { cwd, server } = await poolWorkspace(t);
+  fs.writeFileSync(path.join(cwd, 'emit.sh'), EMIT);
+  await idlePool(cwd, 'p');
+  const w = startWorker(t, cwd, server.url);
+  const seg = await runSweep(cwd, 'S', 8, 'segments');
+  await checkOutputs(cwd, 'S', 8);
+  oneSuccessEach(cwd, 'S', 8);
+  const files = await runSweep(cwd, 'F', 6, 'files');
+  await checkOutputs(cwd, 'F', 6);
+  oneSuccessEach(cwd, 'F', 6);
+
+  // The worker wrote its logs, results and records in its own folder, none in the submit side's.
+  const local = tree(path.join(w.dir, '.drover'));
+  const id = /pools\/p\/workers\/([^/]+)\/logs/.exec(local.join('\n'))?.[1];
+  assert.ok(id, `the worker's own folder holds its logs: ${local.slice(0, 5).join(', ')}`);
+  const localFiles = local.filter((f) => f.includes(`/logs/F/${files}/`)).map((f) => path.basename(f));
+  assert.deepEqual(localFiles.filter((f) => f.startsWith('6.')).sort(), [
+    '6.1.err',
+    '6.1.out',
+    '6.1.result.json',
+  ]);
+  assert.deepEqual(tree(path.join(cwd, '.drover', 'pools', 'p', 'workers', id)), []);
+  // The controller's copies are those files, byte for byte, where a shared filesystem would have them.
+  const controllerLogs = path.join(cwd, '.drover', 'logs');
+  for (const [job, launch] of [
+    ['S', seg],
+    ['F', files],
+  ] as const) {
+    const mine = path.join(w.dir, '.drover', 'pools', 'p', 'workers', id, 'logs', job, String(launch));
+    const names = tree(mine);
+    assert.deepEqual(tree(path.join(controllerLogs, job, String(launch))), names, `${job}: the same files`);
+    for (const f of names) {
+      const a = fs.readFileSync(path.join(mine, f));
+      const b = fs.readFileSync(path.join(controllerLogs, job, String(launch), f));
+      assert.ok(a.equals(b), `${job}/${f}: ${a.length} bytes here, ${b.length} on the controller`);
+    }
+  }
+});
+
+test('over a link cut at random moments (a fake proxy), every log byte arrives once and each task succeeds once', {
+  timeout: 300_000,
+}, async (t) => {
+  const { cwd, server } = await poolWorkspace(t, ['--lost-after', '30']);
+  fs.writeFileSync(path.join(cwd, 'emit.sh'), EMIT);
+  await idlePool(cwd, 'p');
+  const proxy = new FakeProxy({ host: '127.0.0.1', port: server.port }, 10, 200);
+  const url = await proxy.listen();
+  t.after(() => proxy.close());
+  startWorker(t, cwd, url);
+  await runSweep(cwd, 'C', 10, 'segments');
+  await runSweep(cwd, 'D', 6, 'files');
+  proxy.cutting = false;
+  assert.ok(proxy.cuts >= 10, `the link was cut ${proxy.cuts} times`);
+  await checkOutputs(cwd, 'C', 10);
+  await checkOutputs(cwd, 'D', 6);
+  oneSuccessEach(cwd, 'C', 10);
+  oneSuccessEach(cwd, 'D', 6);
+});
