@@ -213,9 +213,13 @@ export class FileShipper {
   }
 }
 
-/** A refusal for good (bad name, not its own, too large), not a failure to try again (link, 5xx, 408, 409). */
+/**
+ * A refusal for good (bad name, not its own, too large, not a regular file there), not a failure to try again
+ * (the link, 5xx, 408, 409 `busy` or `unknown-worker` while it registers again).
+ */
 function isRefusal(err: unknown): boolean {
-  return err instanceof ApiError && [400, 403, 404, 413, 415].includes(err.status);
+  if (!(err instanceof ApiError)) return false;
+  return [400, 403, 404, 413, 415].includes(err.status) || (err.status === 409 && err.code === 'conflict');
 }
 
 /** The size of a local file, or undefined when it is not there (or is not a regular file). */

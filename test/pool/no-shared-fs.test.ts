@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { type Started, startDrover } from '../helpers/drover.js';
+import { droverJson, runDrover, type Started, startDrover } from '../helpers/drover.js';
+import { waitFor } from '../helpers/workspace.js';
 import { FakeProxy } from './fake-proxy.js';
 import { poolToken } from './fake-worker.js';
 import { killInside, poolWorkspace } from './helpers.js';
@@ -98,4 +99,42 @@ test('over a link cut at random moments (a fake proxy), every log byte arrives o
   await checkOutputs(cwd, 'D', 6);
   oneSuccessEach(cwd, 'C', 10);
   oneSuccessEach(cwd, 'D', 6);
+});
+
+test('the controller lost its copy of a running task’s log: the next chunk is a gap and the worker resends it all', {
+  timeout: 120_000,
+}, async (t) => {
+  const { cwd, server } = await poolWorkspace(t);
+  fs.writeFileSync(
+    path.join(cwd, 'tick.sh'),
+    'i=0\nwhile [ $i -lt 30 ]; do echo "tick $i"; i=$((i+1)); sleep 0.1; done\n',
+  );
+  await idlePool(cwd, 'p');
+  startWorker(t, cwd, server.url);
+  const l = await droverJson<{ launch: string }>(
+    [
+      'launch',
+      '--pool',
+      'p',
+      '--num-jobs',
+      '1',
+      '--command',
+      'sh tick.sh',
+      '--jobname',
+      'G',
+      '--logs',
+      'files',
+      '--json',
+    ],
+    { cwd },
+  );
+  const copy = path.join(cwd, '.drover', 'logs', 'G', l.launch, '1.1.out');
+  await waitFor('5 ticks on the controller', () => fs.existsSync(copy) && fs.statSync(copy).size >= 35);
+  fs.truncateSync(copy, 0);
+  await waitFor('the task to succeed', async () => {
+    const s = await droverJson<{ counts: { succeeded: number } }>(['status', 'G', '--json'], { cwd });
+    return s.counts.succeeded === 1;
+  });
+  const out = await runDrover(['logs', 'G', '1'], { cwd });
+  assert.equal(out.stdout, Array.from({ length: 30 }, (_, i) => `tick ${i}\n`).join(''));
 });
