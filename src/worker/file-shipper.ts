@@ -21,6 +21,8 @@ interface Tailed {
   sent: number;
   /** It was sent once (an empty file is made on the controller too). */
   touched: boolean;
+  /** Ask the controller's offset first (an empty chunk) rather than send from 0. */
+  resume: boolean;
   /** Index of a segment (`.idx`): looked at after the segments and sent before them (see pass). */
   index: boolean;
   /** The controller refused it for good (or it cannot be read here): nothing more of it is sent. */
@@ -51,12 +53,26 @@ export class FileShipper {
     private readonly log: (msg: string) => void,
   ) {}
 
-  /** Tail `local` as `name` in the launch's log folder on the controller (again: nothing changes). */
-  tail(launch: number, name: string, local: string): void {
+  /**
+   * Tail `local` as `name` in the launch's log folder on the controller (again: nothing changes). `resume`: the
+   * controller may have some of it already (a slot's segments, tailed again for a later task of the launch): the
+   * first request is empty, answered with the offset it has, and the bytes go from there.
+   */
+  tail(launch: number, name: string, local: string, resume = false): void {
     const key = `${launch}/${name}`;
     if (this.files.has(key)) return;
     const index = name.endsWith('.idx');
-    this.files.set(key, { launch, name, local, sent: 0, touched: false, index, dead: false, waiters: [] });
+    this.files.set(key, {
+      launch,
+      name,
+      local,
+      sent: 0,
+      touched: false,
+      resume,
+      index,
+      dead: false,
+      waiters: [],
+    });
     this.soon();
   }
 
@@ -166,7 +182,7 @@ export class FileShipper {
   /** Send `f` up to `size`, chunk by chunk; false when the link or the controller failed (try again later). */
   private async send(f: Tailed, size: number): Promise<boolean> {
     while ((f.sent < size || !f.touched) && !f.dead && !this.closed) {
-      const to = Math.min(size, f.sent + FILE_CHUNK_BYTES);
+      const to = f.resume && !f.touched ? f.sent : Math.min(size, f.sent + FILE_CHUNK_BYTES);
       let bytes: Buffer;
       try {
         bytes = readRangeOf(f.local, f.sent, to);

@@ -23,6 +23,8 @@ export class ShippedRecords {
   private readonly started = new Map<string, Started>();
   /** Ends waiting for their bytes: those disowned meanwhile are never passed on. */
   private readonly waiting = new Set<string>();
+  /** Segment files tailed (and their index), with their launch. */
+  private readonly segments = new Map<string, number>();
 
   constructor(
     private readonly shipper: FileShipper,
@@ -40,6 +42,7 @@ export class ShippedRecords {
     this.waiting.add(key);
     void this.whole(launch, r).then(() => {
       if (this.waiting.delete(key)) this.forward(launch, r);
+      this.idle(launch);
     });
   }
 
@@ -59,9 +62,25 @@ export class ShippedRecords {
   private onStart(launch: number, r: StartRecord): void {
     if (!r.out || !r.err) return; // its output could not be opened: nothing to send
     this.started.set(`${launch}:${r.task}:${r.attempt}`, { out: r.out, err: r.err, seq: r.seq });
-    this.shipper.tail(launch, path.basename(r.out), r.out);
-    this.shipper.tail(launch, path.basename(r.err), r.err);
-    if (r.seq !== undefined) this.shipper.tail(launch, path.basename(indexOf(r.out)), indexOf(r.out));
+    const segments = r.seq !== undefined;
+    for (const f of segments ? [indexOf(r.out), r.out, r.err] : [r.out, r.err]) {
+      this.shipper.tail(launch, path.basename(f), f, segments);
+      if (segments) this.segments.set(f, launch);
+    }
+  }
+
+  /**
+   * After an attempt's end went: the segments of a launch it holds no attempt of any more are not looked at again
+   * (a later task of the launch tails them again, from the controller's offset), so a worker that ran many
+   * launches looks only at the files of those it runs.
+   */
+  private idle(launch: number): void {
+    if ([...this.started.keys()].some((k) => k.startsWith(`${launch}:`))) return;
+    for (const [f, l] of this.segments) {
+      if (l !== launch) continue;
+      this.shipper.forget(launch, path.basename(f));
+      this.segments.delete(f);
+    }
   }
 
   /** Resolves when the controller has the attempt's output up to its end, and its result file. */
@@ -69,7 +88,6 @@ export class ShippedRecords {
     const key = `${launch}:${r.task}:${r.attempt}`;
     const s = this.started.get(key);
     if (!s) return;
-    this.started.delete(key);
     const result = attemptFile(path.dirname(s.out), r.task, r.attempt, 'result');
     const name = (f: string) => path.basename(f);
     this.shipper.tail(launch, name(result), result);
@@ -84,6 +102,8 @@ export class ShippedRecords {
       );
     }
     await Promise.all(waits);
+    // Until here the attempt counts as in flight: its launch's segments are not forgotten under it (idle).
+    this.started.delete(key);
     // An attempt's own files are whole: no need to look at them again. Segments go on with the slot's next task.
     this.shipper.forget(launch, name(result));
     if (s.seq === undefined) {
