@@ -124,8 +124,11 @@ MpiDefault=none
 SwitchType=switch/none
 MailProg=/bin/true
 NodeName=${HOST} NodeAddr=127.0.0.1 CPUs=${NODE_CPUS} Sockets=1 CoresPerSocket=${NODE_CPUS} ThreadsPerCore=1 RealMemory=${MEM_MB} State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-PartitionName=batch Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=batch Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=urgent Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=2
 EOF
 )
 
@@ -328,6 +331,6 @@ done
 grep -q "^JobId=$JOB " "$JOBCOMP_LOG" || die "smoke job $JOB completed but has no line in $JOBCOMP_LOG"
 SMOKE_SECS=$(elapsed "$T_SMOKE")
 
-printf 'slurm-up: ready in %ss (%s%s; node %s, %s CPUs, MaxArraySize=%s, partitions debug*/batch; smoke job %s COMPLETED in %ss; pids munged=%s slurmctld=%s slurmd=%s)\n' \
+printf 'slurm-up: ready in %ss (%s%s; node %s, %s CPUs, MaxArraySize=%s, partitions debug*/batch/urgent (urgent preempts); smoke job %s COMPLETED in %ss; pids munged=%s slurmctld=%s slurmd=%s)\n' \
   "$(elapsed "$T0")" "$MODE" "${INSTALL_SECS:+, install ${INSTALL_SECS}s}" "$HOST" "$NODE_CPUS" "$MAX_ARRAY_SIZE" \
   "$JOB" "$SMOKE_SECS" "${PID_munged:-foreign}" "${PID_slurmctld:-?}" "${PID_slurmd:-?}"

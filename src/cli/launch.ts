@@ -106,7 +106,7 @@ const OPTIONS: [string, string, ((v: string, previous: never) => unknown)?, unkn
   ['--signal <SIG@TIME>', 'send each task SIG, TIME before its time limit, e.g. USR1@5m', signalOption],
   [
     '--requeue <n>',
-    'run a task that hit its time limit or exited 75 (it checkpointed) again, with DROVER_RESUME=1, up to n times (not counted as retries)',
+    'run a task that hit its time limit (its --task-timeout, or its cluster element’s --duration), exited 75 (it checkpointed) or was preempted again, with DROVER_RESUME=1, up to n times (not counted as retries)',
     intOption('--requeue', COUNTS.requeues),
   ],
   [

@@ -7,6 +7,7 @@ import { getLaunch, type LaunchRow } from '../ledger/launches.js';
 import { Ledger } from '../ledger/ledger.js';
 import { droverPaths } from '../paths.js';
 import { readGroup } from '../runner/group.js';
+import { RUN_ELEMENT_AGAIN } from '../runner/reasons.js';
 import { earlierRunsGone } from '../runner/restart.js';
 import { Runner } from '../runner/runner.js';
 
@@ -122,6 +123,8 @@ export function registerRunner(program: Command): void {
       const summary = await runner.run();
       stopIngesting?.();
       if (kept) ingestLast(kept);
-      process.exitCode = Object.entries(summary).every(([s, n]) => s === 'succeeded' || n === 0) ? 0 : 1;
+      // Its element's time came first (--requeue): the element is to run again, where its tasks go on.
+      if (runner.runsAgain) process.exitCode = RUN_ELEMENT_AGAIN;
+      else process.exitCode = Object.entries(summary).every(([s, n]) => s === 'succeeded' || n === 0) ? 0 : 1;
     });
 }

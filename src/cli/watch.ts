@@ -110,6 +110,8 @@ async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => b
         // A slice of a segment is no file to open: the line says `drover logs J T --err` instead.
         err: a.stderr_off === null ? a.stderr_path : null,
         willRetry: false,
+        // Run again, resumed, by --requeue: the line says so rather than show a plain failure.
+        ...(a.requeued === 1 ? { requeue: true } : {}),
       });
     }
     view?.sync(counts);

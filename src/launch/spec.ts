@@ -4,9 +4,10 @@ import type { Backend, BackendOption, LaunchRequest } from '../backends/backend.
 import { usageError } from '../errors.js';
 import { backendFlag, poolOf } from '../protocol/backend-ref.js';
 import type { LogsMode } from '../runner/group.js';
+import { elementMargin } from '../runner/restart.js';
 import { validateJobname } from '../sweep/index.js';
 import { parseBlocks } from '../tasklist/tasklist.js';
-import { checkWarnSignal, type WarnSignal } from '../util/warn-signal.js';
+import { checkWarnSignal, parseWarnSignal, type WarnSignal } from '../util/warn-signal.js';
 import { checkSelection } from './select.js';
 
 /**
@@ -70,25 +71,82 @@ export interface LaunchSpec {
 export const LAUNCH_DEFAULTS = { retryDelay: 1, killGrace: 5, tasksPerNode: 1 } as const;
 
 /**
- * `drover launch JOB --failed` on `backend`, every other option at its default: the dashboard's rerun. A local
- * one runs detached, as it must outlive the request that asked for it.
+ * `drover launch JOB --failed` on `backend` with the settings of the job's latest launch (`previous`, its
+ * `options` JSON as the ledger keeps it): the dashboard's rerun, which reruns exactly what ran — resources, time
+ * limits, retries, `--signal`, `--requeue`, where results come from — but never an `--after` (that job is past).
+ * Settings it cannot read are left at their defaults. A local rerun runs detached (it outlives the request).
  */
 export function failedRerunSpec(
   jobname: string,
   backend: string,
   cwd: string,
   argv: readonly string[],
+  previous?: string,
 ): LaunchSpec {
+  const before = previousSettings(previous);
   return {
     backend,
     jobname,
     failed: true,
-    request: { tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode, extraArgs: [] },
     retryDelay: LAUNCH_DEFAULTS.retryDelay,
     killGrace: LAUNCH_DEFAULTS.killGrace,
+    ...before,
+    request: { tasksPerNode: LAUNCH_DEFAULTS.tasksPerNode, extraArgs: [], ...before.request },
     cwd,
     ...(backend === 'local' ? { detach: true } : {}),
     argv,
+  };
+}
+
+/** What a launch's `options` (launch.ts) say of the settings a rerun carries over; nothing when unreadable. */
+function previousSettings(options: string | undefined): Partial<LaunchSpec> {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(options ?? '{}') as Record<string, unknown>;
+    if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
+  } catch {
+    return {};
+  }
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const request: Partial<LaunchRequest> = {};
+  for (const k of [
+    'cpus',
+    'gpus',
+    'memMb',
+    'duration',
+    'maxTasks',
+    'tasksPerNode',
+    'maxTasksPerNode',
+  ] as const) {
+    const v = num(o[k]);
+    if (v !== undefined) request[k] = v;
+  }
+  for (const k of ['partition', 'account', 'qos'] as const) {
+    const v = str(o[k]);
+    if (v !== undefined) request[k] = v;
+  }
+  if (Array.isArray(o.extraArgs) && o.extraArgs.every((a) => typeof a === 'string'))
+    request.extraArgs = o.extraArgs as string[];
+  const signal = str(o.signal);
+  let warn: WarnSignal | undefined;
+  try {
+    warn = signal !== undefined ? parseWarnSignal(signal) : undefined;
+  } catch {
+    warn = undefined;
+  }
+  const pick = <K extends keyof LaunchSpec>(k: K, v: LaunchSpec[K] | undefined) =>
+    v !== undefined ? ({ [k]: v } as Partial<LaunchSpec>) : {};
+  return {
+    request: request as LaunchRequest,
+    ...pick('retries', num(o.retries)),
+    ...pick('retryDelay', num(o.retryDelay)),
+    ...pick('taskTimeout', num(o.taskTimeout)),
+    ...pick('killGrace', num(o.killGrace)),
+    ...pick('signal', warn),
+    ...pick('requeue', num(o.requeue)),
+    ...pick('requeueExit', num(o.requeueExit)),
+    ...pick('result', o.result === 'file' || o.result === 'stdout' ? o.result : undefined),
   };
 }
 
@@ -200,8 +258,8 @@ export function checkSpec(spec: LaunchSpec, backend: Backend): CheckedSpec {
 
 /**
  * `--requeue` runs a task again where its runner ended it: at its own time limit (`--task-timeout`; `--duration`
- * on local), or when it exits `--requeue-exit`; on a pool its controller decides, from the worker's records. Not
- * yet at a cluster element's end (--duration): a launch that would need it is refused rather than not served.
+ * on local), or when it exits `--requeue-exit`; on a cluster also at its element's `--duration`, in the
+ * element's next run; on a pool its controller decides, from the worker's records.
  */
 function checkRequeue(spec: LaunchSpec): void {
   const n = spec.requeue ?? 0;
@@ -212,11 +270,24 @@ function checkRequeue(spec: LaunchSpec): void {
       );
     return;
   }
+  // A cluster element's --duration counts: its runner stops before it and the element runs again.
   const perTask =
-    spec.taskTimeout !== undefined || (spec.backend === 'local' && spec.request.duration !== undefined);
+    spec.taskTimeout !== undefined ||
+    (poolOf(spec.backend) === undefined && spec.request.duration !== undefined);
   if (!perTask)
     throw usageError(
-      `--requeue ${n} needs each task's time limit to requeue at: add --task-timeout TIME${spec.backend === 'local' ? ' or --duration TIME' : poolOf(spec.backend) !== undefined ? '' : ' (below the element’s --duration)'}`,
+      `--requeue ${n} needs a time limit to requeue at: add --task-timeout TIME${poolOf(spec.backend) !== undefined ? '' : ' or --duration TIME'}`,
+    );
+  const duration = spec.request.duration;
+  const margin = elementMargin(spec);
+  if (
+    spec.backend !== 'local' &&
+    spec.taskTimeout === undefined &&
+    duration !== undefined &&
+    duration < 2 * margin
+  )
+    throw usageError(
+      `--requeue ${n} with --duration ${duration}s: each run of an element stops its tasks ${margin} s before its limit (--kill-grace + 10 s), so give --duration ${2 * margin}s or more, or a --task-timeout`,
     );
 }
 

@@ -257,6 +257,8 @@ export interface EndedBadly {
   stderr_path: string | null;
   /** Where its stderr begins in a segment (null: a file of its own). */
   stderr_off: number | null;
+  /** 1 when `--requeue` ran it again (its task goes on), else 0. */
+  requeued: number;
 }
 
 /** The attempts of one launch (the argument) that ended failed, killed, timed out, lost or in error. */
@@ -268,7 +270,7 @@ export function endedBadly(ledger: Ledger, launchId: number): EndedBadly[] {
   return ledger
     .stmt(
       `SELECT task_id AS task, attempt, state, exit_code, signal, reason, round(duration, 3) AS seconds, stderr_path,
-       stderr_off ${ENDED_BADLY} ORDER BY ended_at, task_id, attempt`,
+       stderr_off, requeued ${ENDED_BADLY} ORDER BY ended_at, task_id, attempt`,
     )
     .all(launchId) as EndedBadly[];
 }

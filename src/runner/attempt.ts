@@ -211,7 +211,8 @@ export function onExited(
   const stop = exit.serverLost && cause === null ? 'server' : cause;
   const found = endState(stop, waitStatus(exit), ctx.group.taskTimeout);
   const goOn = retries && !a.abandoned;
-  const { end, requeue } = requeueOf(ctx.group, found, stop === 'timeout', a.requeues ?? 0, goOn);
+  const limitHit = stop === 'timeout' || stop === 'element';
+  const { end, requeue } = requeueOf(ctx.group, found, limitHit, a.requeues ?? 0, goOn);
   const next = requeue
     ? 'requeue'
     : isRetried(end.state) && a.retry < ctx.group.retries && goOn

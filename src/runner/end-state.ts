@@ -1,5 +1,5 @@
 import type { TerminalState } from '../protocol/states.js';
-import { SCHEDULER_STOP, SERVER_LOST, timeLimitReason, UNKNOWN_STATUS } from './reasons.js';
+import { ELEMENT_LIMIT, SCHEDULER_STOP, SERVER_LOST, timeLimitReason, UNKNOWN_STATUS } from './reasons.js';
 
 /**
  * How an attempt's end becomes its state: the one table every runner follows (docs/runners.md shows it). The
@@ -50,7 +50,7 @@ export function signalName(n: number): string {
 }
 
 /** Why a runner stopped an attempt itself: a cancel request, its time limit, or its own SIGTERM. */
-export type StopCause = 'cancel' | 'timeout' | 'scheduler' | 'server';
+export type StopCause = 'cancel' | 'timeout' | 'scheduler' | 'element' | 'server';
 
 /** How an attempt's process ended, as waitpid says: its exit code, the number of the signal, or unknown. */
 export type WaitStatus = { code: number } | { signal: number } | 'unknown';
@@ -92,21 +92,28 @@ export const END_STATE_TABLE: readonly EndStateRow[] = [
     when: 'stopped by the runner for a cancel request (`drover cancel`; on a local launch also Ctrl-C, SIGTERM)',
     applies: (stop) => stop === 'cancel',
     state: 'cancelled',
-    fields: 'as rows 5 to 9 say',
+    fields: 'as rows 6 to 10 say',
   },
   {
     when: 'stopped by the runner at its time limit (`--task-timeout`)',
     applies: (stop) => stop === 'timeout',
     state: 'timeout',
-    fields: 'as rows 5 to 9 say',
+    fields: 'as rows 6 to 10 say',
     reason: (t) => timeLimitReason(t ?? 0),
   },
   {
     when: 'the runner was sent SIGTERM before it saw the task end: the scheduler stops the array element (its time limit, preemption, `scancel`, `qdel`)',
     applies: (stop) => stop === 'scheduler',
     state: 'killed',
-    fields: 'as rows 5 to 9 say',
+    fields: 'as rows 6 to 10 say',
     reason: () => SCHEDULER_STOP,
+  },
+  {
+    when: 'stopped by the runner just before its array element’s time limit (`--duration`) with `--requeue`: the element runs again',
+    applies: (stop) => stop === 'element',
+    state: 'timeout',
+    fields: 'as rows 6 to 10 say',
+    reason: () => ELEMENT_LIMIT,
   },
   {
     when: "drover's process server died while it ran: the runner stopped it by its pid",

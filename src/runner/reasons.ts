@@ -42,3 +42,13 @@ export function preemptedReason(requeue: number, left: boolean): string {
   if (left || requeue === 0) return PREEMPTED;
   return `${PREEMPTED}, no requeue left (--requeue ${requeue})`;
 }
+
+/**
+ * `--requeue` on a cluster element with a time limit (`--duration`): the runner stopped the attempt just before
+ * the element's limit, and asks the scheduler to run the element again (exit 99: Slurm `scontrol requeue`, Grid
+ * Engine's rescheduling), where the task goes on, resumed, while it has requeues left.
+ */
+export const ELEMENT_LIMIT = 'the time limit of its array element (--duration)';
+
+/** The exit status by which an element's runner asks for the element to run again (Grid Engine's own). */
+export const RUN_ELEMENT_AGAIN = 99;

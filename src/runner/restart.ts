@@ -239,3 +239,30 @@ export function readRestart(group: GroupFile, at: number): Restart {
   const seen = seenTasks(records, ids);
   return { run, ...planRestart(seen, group.requeue ?? 0, at) };
 }
+
+/**
+ * Seconds before a cluster element's time limit at which its runner stops its tasks to run them again in the
+ * element's next run (`--requeue`): their kill grace, and time for the last records and the request to the
+ * scheduler before it stops the element itself.
+ */
+export function elementMargin(group: Pick<GroupFile, 'killGrace'>): number {
+  return group.killGrace + 10;
+}
+
+/**
+ * Whether a runner runs its element's tasks on in the element's next run when the element's time limit comes:
+ * a cluster element's runner (not a pool worker's) of a `--requeue` launch with a time limit (`--duration`) at
+ * least twice the margin, so that each run gets some work done.
+ */
+export function runsElementAgain(
+  group: Pick<GroupFile, 'runnerLimit' | 'requeue' | 'termState' | 'killGrace'>,
+  options: { keepOpen?: boolean },
+): boolean {
+  return (
+    group.runnerLimit !== undefined &&
+    group.runnerLimit >= 2 * elementMargin(group) &&
+    (group.requeue ?? 0) > 0 &&
+    group.termState === 'killed' &&
+    options.keepOpen !== true
+  );
+}

@@ -4,6 +4,7 @@ import { runnerName } from '../protocol/record-files.js';
 import type { AttemptRecord } from '../protocol/records.js';
 import type { TerminalState } from '../protocol/states.js';
 import { holdHeapBound } from '../util/heap-bound.js';
+import { type LongTimeout, setLongTimeout } from '../util/long-timer.js';
 import { shortHostname } from '../util/proc.js';
 import {
   type Attempt,
@@ -21,7 +22,7 @@ import type { StopCause } from './end-state.js';
 import type { GroupFile, GroupTask } from './group.js';
 import { endWhenWritten, RecordWriter } from './record-writer.js';
 import { notStartedEnd, runnerEndRecord, runnerRecord, skipManyRecord, skipRecord } from './records.js';
-import { type Restart, readRestart } from './restart.js';
+import { elementMargin, type Restart, readRestart, runsElementAgain } from './restart.js';
 import type { RunnerHooks, RunnerOptions, RunnerSummary } from './runner-types.js';
 import { envBeyond, groupEnvironment, runnerSlots } from './setup.js';
 import type { Slot } from './slots.js';
@@ -68,6 +69,13 @@ export class Runner {
   private open: boolean;
   /** What this element's earlier runs left, when the scheduler ran it again (runner/restart.ts). */
   private readonly restart: Restart | undefined;
+  /** `--requeue` in a cluster element with a time limit: before the limit, its tasks go on in its next run. */
+  private readonly elementRequeue: boolean;
+  private elementTimer: LongTimeout | undefined;
+  /** The element's time is up: nothing more starts here; what is left goes on in the element's next run. */
+  private ending = false;
+  /** Set when something was left for the element's next run: the runner exits RUN_ELEMENT_AGAIN. */
+  private left = false;
 
   constructor(
     private readonly group: GroupFile,
@@ -84,6 +92,7 @@ export class Runner {
         ? readRestart(group, Date.now() / 1000)
         : undefined;
     this.name = runnerName(group.group, this.restart?.run ?? 0, this.host, process.pid);
+    this.elementRequeue = runsElementAgain(group, options);
     fs.mkdirSync(group.recordsDir, { recursive: true });
     fs.mkdirSync(group.logDir, { recursive: true });
     this.recordsFile = path.join(group.recordsDir, `${this.name}.jsonl`);
@@ -111,9 +120,15 @@ export class Runner {
       // Variables of this group that a shared starter does not have in its environment.
       groupEnv: options.starter ? envBeyond(baseEnv, env) : {},
       hooks,
-      // A cluster element's limit counts from the runner's start (within Node's start of the element's).
+      // A cluster element's limit counts from the runner's start (within Node's start of the element's); with
+      // --requeue the runner's own end comes first, to stop its tasks and have the element run again.
       ...(group.runnerLimit !== undefined
-        ? { runnerEnd: performance.timeOrigin / 1000 + group.runnerLimit }
+        ? {
+            runnerEnd:
+              performance.timeOrigin / 1000 +
+              group.runnerLimit -
+              (this.elementRequeue ? elementMargin(group) : 0),
+          }
         : {}),
       record: (r, quiet) => this.record(r, quiet),
     };
@@ -143,8 +158,29 @@ export class Runner {
     this.cancelPoll = setInterval(() => this.checkCancelRequests(), 2000);
     this.releaseHeap = holdHeapBound();
     this.checkCancelRequests();
+    if (this.elementRequeue && this.ctx.runnerEnd !== undefined) {
+      this.elementTimer = setLongTimeout(() => this.endElement(), this.ctx.runnerEnd * 1000 - Date.now());
+    }
     this.pump();
     return done;
+  }
+
+  /** True when the runner stopped for the element's next run to go on (its process exits RUN_ELEMENT_AGAIN). */
+  get runsAgain(): boolean {
+    return this.left;
+  }
+
+  /**
+   * The element's time is nearly up (`--requeue`): running attempts are stopped (`timeout`, requeued while their
+   * task has requeues left), nothing more starts, and the tasks not started, or to be retried or requeued, are
+   * left for the element's next run (runner/restart.ts), which the process asks for by its exit status.
+   */
+  private endElement(): void {
+    this.ending = true;
+    if (!this.tasks.empty) this.left = true;
+    this.tasks.clear();
+    this.stopAll([...this.inFlight], 'element');
+    this.maybeFinish();
   }
 
   /** Stop tasks: queued ones never start, running ones get SIGTERM then SIGKILL; all are recorded `cancelled`. */
@@ -272,6 +308,10 @@ export class Runner {
   }
 
   private pump(): void {
+    if (this.ending) {
+      this.maybeFinish();
+      return;
+    }
     const limit = this.options.lookahead ?? this.slots.length * LOOKAHEAD_PER_SLOT;
     while (!this.writer.blocked && this.inFlight.size < limit) {
       const q = this.tasks.next();
@@ -298,7 +338,8 @@ export class Runner {
     } else if (!a.abandoned) {
       const { end } = outcome;
       this.hooks.onEnd?.(end);
-      if (end.requeue) this.tasks.requeue(q);
+      if (this.ending && (end.requeue || end.willRetry)) this.left = true;
+      else if (end.requeue) this.tasks.requeue(q);
       else if (end.willRetry) this.tasks.retry(q, this.group.retryDelay);
       else this.count(end.state);
     }
@@ -317,9 +358,10 @@ export class Runner {
   }
 
   private maybeFinish(): void {
-    if (!this.finish || !this.tasks.empty || this.inFlight.size > 0) return;
+    if (!this.finish || (!this.tasks.empty && !this.ending) || this.inFlight.size > 0) return;
     if (this.open && !this.cancelledAll) return;
     if (this.cancelPoll) clearInterval(this.cancelPoll);
+    this.elementTimer?.clear();
     this.releaseHeap?.();
     this.record(runnerEndRecord(this.cancelledAll));
     if (!this.sharedStarter) this.starter.close();

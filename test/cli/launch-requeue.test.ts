@@ -36,15 +36,19 @@ test('--requeue refuses bad values, no per-task limit (pools too), and --requeue
     [['--requeue', '1001', '--task-timeout', '1m'], /--requeue '1001' is out of range/],
     [
       ['--requeue', '2'],
-      /--requeue 2 needs each task's time limit to requeue at: add --task-timeout TIME or --duration TIME/,
+      /--requeue 2 needs a time limit to requeue at: add --task-timeout TIME or --duration TIME/,
     ],
     [
-      ['--backend', 'slurm', '--requeue', '1', '--duration', '1h'],
-      /--requeue 1 needs each task's time limit to requeue at: add --task-timeout TIME \(below the element’s --duration\)/,
+      ['--backend', 'slurm', '--requeue', '1'],
+      /--requeue 1 needs a time limit to requeue at: add --task-timeout TIME or --duration TIME/,
+    ],
+    [
+      ['--backend', 'slurm', '--requeue', '1', '--duration', '20s'],
+      /--requeue 1 with --duration 20s: each run of an element stops its tasks 15 s before its limit \(--kill-grace \+ 10 s\), so give --duration 30s or more, or a --task-timeout/,
     ],
     [
       ['--pool', 'p', '--requeue', '1'],
-      /--requeue 1 needs each task's time limit to requeue at: add --task-timeout TIME$/m,
+      /--requeue 1 needs a time limit to requeue at: add --task-timeout TIME$/m,
     ],
     [['--requeue-exit', '75', '--task-timeout', '1m'], /--requeue-exit 75 does nothing without --requeue N/],
     [['--requeue', '1', '--requeue-exit', '0', '--task-timeout', '1m'], /--requeue-exit '0' is out of range/],

@@ -60,3 +60,23 @@ test('watch refuses, in one line with exit 2, a launch of another job and --laun
   const own = await runDrover(['watch', 'A', '--launch', '1', '-q'], { cwd });
   assert.equal(own.code, 0, own.stderr);
 });
+
+test('watch says an attempt --requeue ran again was requeued, not a plain failure', async (t) => {
+  const cwd = tempWorkspace(t);
+  // It checkpoints at once (exit 75) on its first attempt and succeeds on the resumed one.
+  writeScript(cwd, 'task.sh', '[ "$DROVER_RESUME" = 1 ] || exit 75\necho resumed\n');
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'sh task.sh', '+pos-arg', 'a', '+jobname', 'R', '+q'],
+    {
+      cwd,
+    },
+  );
+  assert.equal(pre.code, 0, pre.stderr);
+  const l = await runDrover(['launch', 'R', '--detach', '-q', '--requeue', '1', '--task-timeout', '60'], {
+    cwd,
+  });
+  assert.equal(l.code, 0, l.stderr);
+  const w = await runDrover(['watch', 'R'], { cwd });
+  assert.equal(w.code, 0, w.stderr);
+  assert.match(w.stderr, /task 1 \(pos1=a\) attempt 1 failed: exit 75 \(checkpointed\)[^\n]*, requeued/);
+});

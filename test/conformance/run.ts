@@ -7,11 +7,12 @@ import { SCENARIOS } from './scenarios.js';
  * that shows a known bug of drover runs as todo. A cluster that is not up skips them all with a notice, unless
  * CI asked for it (DROVER_TEST_SLURM=1 / DROVER_TEST_GRIDENGINE=1): then they run and fail. `part` splits them
  * for backends whose file runs beside others: `shared` skips the scenarios that must run alone, `alone` runs only
- * those (from a file of its own, NAME-alone.test.ts).
+ * those (from a file of its own, NAME-alone.test.ts), one at a time: each may load or disturb the whole machine.
  */
 export function runConformance(b: BackendUnderTest, part: 'all' | 'shared' | 'alone' = 'all'): void {
   if (b.skip) process.stderr.write(`NOTICE: backend conformance on ${b.name} skipped: ${b.skip}\n`);
-  describe(`backend conformance: ${b.name}`, { skip: b.skip, concurrency: b.concurrency }, () => {
+  const concurrency = part === 'alone' ? 1 : b.concurrency;
+  describe(`backend conformance: ${b.name}`, { skip: b.skip, concurrency }, () => {
     const down = b.down;
     if (down) {
       test('the test cluster is up (with DROVER_TEST_SLURM=1 / DROVER_TEST_GRIDENGINE=1 a failure when not)', () => {

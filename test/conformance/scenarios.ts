@@ -9,7 +9,7 @@ import { packed } from './scenarios/packed.js';
 import { poolAuto, poolAutoPaused, poolAutoRefused } from './scenarios/pool-auto.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
-import { preemptRequeue } from './scenarios/preempt.js';
+import { preemptedByPartition, preemptRequeue, requeueAtElementLimit } from './scenarios/preempt.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
 import { requeueAtLimit } from './scenarios/requeue.js';
 import { bestOfSweep } from './scenarios/results.js';
@@ -30,6 +30,8 @@ export const SCENARIOS: Scenario[] = [
   warnBeforeElementLimit,
   requeueAtLimit,
   preemptRequeue,
+  preemptedByPartition,
+  requeueAtElementLimit,
   limitVariables,
   backendTimeLimit,
   cancel,

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
+import Database from 'better-sqlite3';
 import { runDrover } from '../helpers/drover.js';
 import { loginByLink, loginByToken, startUi } from '../helpers/ui.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
@@ -282,6 +283,10 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
 }, async (t) => {
   const { cwd, server } = await poolWorkspace(t);
   await job(cwd);
+  // The latest launch had settings of its own: the rerun carries them (it reruns exactly what ran).
+  const settings = ['--max-tasks', '2', '--task-timeout', '30', '--retries', '1', '--requeue', '1'];
+  const again1 = await runDrover(['launch', 'j', '--failed', ...settings, '--signal', 'USR1@5'], { cwd });
+  assert.equal(again1.code, 1, again1.stderr);
   const session = await loginByToken(server.url, server.token);
   // The failing tasks now succeed: the rerun's outcome shows it ran them, and only them.
   writeScript(cwd, 'w.sh', 'exit 0\n');
@@ -292,6 +297,15 @@ test('drover server: rerun failed from the dashboard launches only the failed ta
   const body = (await res.json()) as { tasklist?: string; launch?: string; error?: { message: string } };
   assert.equal(res.status, 200, JSON.stringify(body));
   assert.equal(body.tasklist, '2,5');
+  const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
+  const options = JSON.parse(
+    db.prepare('SELECT options FROM launches WHERE id = ?').pluck().get(Number(body.launch)) as string,
+  ) as Record<string, unknown>;
+  db.close();
+  assert.deepEqual(
+    [options.maxTasks, options.taskTimeout, options.retries, options.requeue, options.signal],
+    [2, 30, 1, 1, 'USR1@5s'],
+  );
   await waitFor(
     'the rerun to end',
     async () => {

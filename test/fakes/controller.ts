@@ -70,6 +70,8 @@ export async function runController(dir: string, id: number): Promise<void> {
     // What the script left behind ends with its element: every process Slurm tracked, Grid Engine's group.
     if (r && p.scope === 'tree') signalAll(r.tracked, 'SIGKILL');
     else if (el.pid) signalAll([-el.pid], 'SIGKILL');
+    // Grid Engine reschedules a job that exits 99 (its own way to ask to run again).
+    if (job.scheduler === 'gridengine' && exit.code === 99 && !el.stopping) el.requeueing = true;
     if (el.requeueing) {
       // Run again: it pends as a new element would, its run counted.
       el.state = 'pending';

@@ -107,7 +107,7 @@ test('the API refuses bad --requeue values, and a requeue without a task limit, 
     requeue: 2,
   });
   assert.equal(unlimited.status, 400, JSON.stringify(unlimited.body));
-  assert.match(unlimited.body.error!.message, /--requeue 2 needs each task's time limit/);
+  assert.match(unlimited.body.error!.message, /--requeue 2 needs a time limit to requeue at/);
   const alone = await launch({ requeue_exit: 9 });
   assert.equal(alone.status, 400, JSON.stringify(alone.body));
   assert.match(alone.body.error!.message, /--requeue-exit 9 does nothing without --requeue N/);

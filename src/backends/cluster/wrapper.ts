@@ -33,6 +33,12 @@ export interface WrapperSpec {
    * stops its tasks and records how they ended, instead of dying on the signal and taking the runner with it.
    */
   outlastTerm?: boolean;
+  /**
+   * What the script runs when the runner exits RUN_ELEMENT_AGAIN (99: the element's time is up and its tasks go on
+   * in its next run, `--requeue`): Slurm's `scontrol requeue "$SLURM_JOB_ID"`. Grid Engine needs none: a job that
+   * exits 99 is rescheduled.
+   */
+  runAgain?: string;
 }
 
 /**
@@ -59,6 +65,8 @@ export function wrapperScript(w: WrapperSpec): string {
     else lines.push(runner);
   }
   if ((w.relay === undefined && !w.outlastTerm) || w.single) lines.push('drover_status=$?');
+  if (w.runAgain !== undefined && !w.single)
+    lines.push(`if [ "$drover_status" = 99 ]; then ${w.runAgain}; fi`);
   if (w.config.footer) lines.push(w.config.footer);
   lines.push('exit $drover_status', '');
   return lines.join('\n');

@@ -78,6 +78,8 @@ function writeLaunchFiles(
       // drover's runner in Node outlives Slurm's SIGTERM to write its last records; the bash element runner is
       // the batch shell itself, with its own traps.
       ...(runner.node !== 'source' ? { outlastTerm: true } : {}),
+      // --requeue with a time limit: the runner stops before it and exits 99 for the element to run again.
+      ...(settings.requeue ? { runAgain: 'scontrol requeue "$SLURM_JOB_ID"' } : {}),
     }),
   );
   fs.chmodSync(wrapper, 0o755);

@@ -78,7 +78,7 @@ export function actionRoutes(app: FastifyInstance, d: DashboardContext): void {
       const latest = jobLaunches(ledger, job.id).at(-1);
       if (!latest)
         throw new HttpError(409, 'conflict', `job '${job.name}' was never launched: launch it first`);
-      return rerunFailed(d, ledger, job, latest.backend);
+      return rerunFailed(d, ledger, job, latest.backend, latest.options);
     },
   );
 }

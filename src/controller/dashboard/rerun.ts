@@ -10,8 +10,8 @@ import { liveWorkerCount } from '../pool-status.js';
 import type { DashboardContext } from './context.js';
 
 /**
- * Rerun a job's failed tasks where its latest launch ran, through the one launch path (src/launch/), as
- * `drover launch JOB --failed` would: on a pool through the controller's own launch (its dispatcher takes it at
+ * Rerun a job's failed tasks where its latest launch ran, with its settings, through the one launch path
+ * (src/launch/), as `drover launch JOB --failed` with them would: on a pool through the controller's own launch (its dispatcher takes it at
  * once), elsewhere by the launch library in this process — a local rerun detached, so it outlives the request.
  */
 export async function rerunFailed(
@@ -19,6 +19,8 @@ export async function rerunFailed(
   ledger: Ledger,
   job: JobRow,
   backend: string,
+  /** The `options` of the job's latest launch: the rerun carries its settings (failedRerunSpec). */
+  previous: string,
 ): Promise<RerunFailedAnswer> {
   if (!d.drover) throw new HttpError(403, 'read-only', 'this dashboard cannot start launches');
   const argv = ['launch', job.name, '--failed', ...backendArgv(backend), '(dashboard)'];
@@ -36,7 +38,7 @@ export async function rerunFailed(
   }
   const made = await launch(
     { paths: ledger.paths, ledger },
-    failedRerunSpec(job.name, backend, d.drover.cwd, argv),
+    failedRerunSpec(job.name, backend, d.drover.cwd, argv, previous),
     {
       drover: { bin: d.drover.bin, node: d.drover.node },
       quietJobfile: true,

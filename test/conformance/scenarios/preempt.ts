@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PREEMPTED } from '../../../src/runner/reasons.js';
+import { ELEMENT_LIMIT, PREEMPTED } from '../../../src/runner/reasons.js';
 import { counts } from '../../helpers/contract.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
@@ -116,5 +116,148 @@ export const preemptRequeue: Scenario = {
       (await attempts(site, 'Q')).map((a) => [a.task, a.attempt, a.state]),
       [[1, 1, 'succeeded']],
     );
+  },
+};
+
+/** Run a command with the site's environment; its exit code and output. */
+function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
+  const r = spawnSync(argv[0]!, argv.slice(1), {
+    cwd: site.cwd,
+    env: { ...process.env, ...site.env },
+    encoding: 'utf8',
+  });
+  return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
+}
+
+/**
+ * Preempt element `index` of job `id` as a site does: a job of the higher-tier partition `urgent` (the test
+ * cluster's, scripts/test-cluster/slurm-up.sh: PreemptType=preempt/partition_prio, PreemptMode=REQUEUE) takes
+ * every CPU of the node. Once Slurm holds the element pending again, it may start at once.
+ */
+async function preemptBy(site: Site, id: string, index: number): Promise<void> {
+  const cpus = runIn(site, ['sinfo', '-h', '-N', '-o', '%c']).text.split('\n')[0]!.trim();
+  const urgent = runIn(site, [
+    'sbatch',
+    '--parsable',
+    '-p',
+    'urgent',
+    '-c',
+    cpus,
+    '--output=/dev/null',
+    '--wrap',
+    'sleep 2',
+  ]);
+  assert.equal(urgent.code, 0, urgent.text);
+  site.defer(() => void runIn(site, ['scancel', urgent.text]));
+  await waitFor(
+    `element ${id}_${index} preempted`,
+    () => !/^\S+ R$/m.test(runIn(site, ['squeue', '-h', '-r', '-j', id, '-o', '%i %t']).text),
+    30_000,
+    200,
+  );
+}
+
+export const preemptedByPartition: Scenario = {
+  name: 'a job of a higher-priority partition preempts an element: with --requeue 1 its task resumes and succeeds; without, it ends killed, preempted',
+  notFor: (b) =>
+    b.scheduler?.kind === 'slurm' && !b.scheduler.fake
+      ? undefined
+      : 'preemption by partition priority needs the test Slurm’s urgent partition (PreemptMode=REQUEUE)',
+  alone: 'its urgent job preempts every element on the node, not only its own',
+  timeoutMs: (b) => usual(b) * 2 + 60_000,
+  async run(b, site) {
+    const s = b.scheduler!;
+    script(site, 'steps.sh', STEPS);
+    await prelaunch(site, 'P', 'sh steps.sh', ['a']);
+    await launch(site, 'P', ['--requeue', '1', '--task-timeout', '120']);
+    const id = submittedId(site.calls(s.submit).at(-1)!)!;
+    await stepped(site, 'a', 2, b.settleMs);
+    await preemptBy(site, id, 1);
+    // Slurm holds a requeued element back for a while (BeginTime): an admin may let it start at once.
+    runIn(site, ['scontrol', 'update', `JobId=${id}_1`, 'StartTime=now']);
+    const done = await settled(b, site, 'P', b.settleMs + 60_000);
+    assert.deepEqual(done.counts, counts({ succeeded: 1 }));
+    assert.equal(done.requeues, 1);
+    assert.deepEqual(
+      (await attempts(site, 'P')).map((a) => [a.task, a.attempt, a.state, a.reason]),
+      [
+        [1, 1, 'killed', PREEMPTED],
+        [1, 2, 'succeeded', null],
+      ],
+    );
+    assert.match(
+      (await drover(site, ['logs', 'P', '1', '--all-attempts'])).stdout,
+      /attempt 2 resume=1 from [2-6]\n/,
+    );
+
+    // Without --requeue Slurm cannot requeue the element: it cancels it, and the task is killed, preempted.
+    await prelaunch(site, 'Q', 'sh steps.sh', ['q']);
+    await launch(site, 'Q', []);
+    const qid = submittedId(site.calls(s.submit).at(-1)!)!;
+    await stepped(site, 'q', 1, b.settleMs);
+    await preemptBy(site, qid, 1);
+    const q = await settled(b, site, 'Q', b.settleMs + 30_000);
+    assert.deepEqual(q.counts, counts({ killed: 1 }));
+    assert.deepEqual(
+      (await attempts(site, 'Q')).map((a) => [a.task, a.attempt, a.state, a.reason]),
+      [[1, 1, 'killed', 'preempted: its array element was preempted']],
+    );
+  },
+};
+
+/** Thirty one-second steps counted in `ck.<name>`: more than one run of a 30 s element can do. */
+const LONG_STEPS = STEPS.replace('-lt 6', '-lt 30');
+
+export const requeueAtElementLimit: Scenario = {
+  name: '--requeue 1 with only --duration 30s: the element stops its task before its limit and runs again, where the task resumes and succeeds',
+  notFor: clustersOnly,
+  timeoutMs: (b) => usual(b) * 2 + 120_000,
+  async run(b, site) {
+    const s = b.scheduler!;
+    script(site, 'steps.sh', LONG_STEPS);
+    await prelaunch(site, 'E', 'sh steps.sh', ['e']);
+    // The fake Slurm's minutes last a real minute here: the element's limit is as asked.
+    const r = await drover(
+      site,
+      ['launch', 'E', ...site.launch, '--requeue', '1', '--duration', '30s', '--kill-grace', '1', '-q'],
+      {
+        DROVER_FAKE_SLURM_SECONDS_PER_MINUTE: '60',
+      },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const id = submittedId(site.calls(s.submit).at(-1)!)!;
+    if (s.kind === 'slurm') {
+      // Slurm holds an element that requeued itself back for a while (BeginTime): let it start at once — once it
+      // pends again (not while it completes its run: the requeue's own hold would undo the update).
+      const show = () => runIn(site, ['scontrol', '-o', 'show', 'job', `${id}_1`]).text;
+      await waitFor(
+        'the element to requeue itself',
+        () => /Restarts=[1-9]/.test(show()) && /JobState=PENDING/.test(show()),
+        b.settleMs + 60_000,
+        500,
+      );
+      await waitFor(
+        'the element to run again',
+        () => {
+          runIn(site, ['scontrol', 'update', `JobId=${id}_1`, 'StartTime=now']);
+          return !/JobState=PENDING/.test(show());
+        },
+        60_000,
+        1_000,
+      );
+    }
+    const done = await settled(b, site, 'E', b.settleMs + 90_000);
+    assert.deepEqual(done.counts, counts({ succeeded: 1 }));
+    assert.equal(done.requeues, 1);
+    assert.deepEqual(
+      (await attempts(site, 'E')).map((a) => [a.task, a.attempt, a.state, a.reason]),
+      [
+        [1, 1, 'timeout', ELEMENT_LIMIT],
+        [1, 2, 'succeeded', null],
+      ],
+    );
+    const both = await drover(site, ['logs', 'E', '1', '--all-attempts']);
+    assert.match(both.stdout, /==> attempt 2: succeeded <==\nattempt 2 resume=1 from ([1-9]|1[0-9])\n/);
+    assert.match(both.stdout, /done at 30\n$/);
   },
 };

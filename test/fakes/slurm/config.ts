@@ -57,11 +57,23 @@ function scontrolRun(args: string[], dir: string): Answer {
  * element submitted with --no-requeue is refused as Slurm 22.05 refuses it.
  */
 function requeue(arg: string, dir: string): Answer {
-  const m = /^(\d+)_(\d+)$/.exec(arg);
-  if (!m) throw new FakeUsage(`FAKE: scontrol requeue ${arg}: only ID_INDEX is emulated`);
-  const id = Number(m[1]);
+  const m = /^(\d+)(?:_(\d+))?$/.exec(arg);
+  if (!m)
+    throw new FakeUsage(
+      `FAKE: scontrol requeue ${arg}: only ID_INDEX and an element's own job id are emulated`,
+    );
+  // ID_INDEX, or the element's own job id (SLURM_JOB_ID, as an element requeues itself).
+  const own =
+    m[2] === undefined
+      ? listJobs(dir, 'slurm').flatMap((j) =>
+          (readState(dir, j.id)?.elements ?? [])
+            .filter((e) => e.jobId === Number(m[1]))
+            .map((e) => ({ id: j.id, e })),
+        )[0]
+      : undefined;
+  const id = own?.id ?? Number(m[1]);
   const job = readJson<FakeJob>(path.join(jobDir(dir, id), 'job.json'));
-  const el = readState(dir, id)?.elements.find((e) => e.index === Number(m[2]));
+  const el = own?.e ?? readState(dir, id)?.elements.find((e) => e.index === Number(m[2]));
   if (!job || !el || el.state === 'done' || el.state === 'removed')
     return { status: 1, stdout: '', stderr: `${arg}: Invalid job id specified\n` };
   if (!job.requeueable)
