@@ -72,6 +72,7 @@ export const EXAMPLES: Record<string, readonly string[]> = {
   'pool down': ['drover pool down cpu', 'drover pool down cpu --force'],
   worker: [
     'drover worker --server http://127.0.0.1:7733 --pool cpu --token-file .drover/pools/cpu/worker-token',
+    'drover worker --server http://login1:7733 --pool cpu --token-file wtoken --no-shared-fs   # logs sent over HTTP',
   ],
   completion: [
     'source <(drover completion bash)             # in ~/.bashrc',

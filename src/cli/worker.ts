@@ -19,6 +19,9 @@ interface WorkerFlags {
   slots?: number;
   setup?: string;
   patience: number;
+  /** False with --no-shared-fs. */
+  sharedFs: boolean;
+  localDir?: string;
 }
 
 /** Register `drover worker`: a pool worker (started by `drover pool`, or by hand on any host that reaches the server). */
@@ -46,7 +49,16 @@ export function registerWorker(program: Command): void {
       durationOption('--patience', SECONDS.patience),
       600,
     )
+    .option(
+      '--no-shared-fs',
+      'this host does not see the server’s folder: keep task logs and results here and send them to the server',
+    )
+    .option('--local-dir <path>', 'with --no-shared-fs: the folder for them (default: .drover/ here)')
     .action(async (opts: WorkerFlags) => {
+      if (opts.localDir !== undefined && opts.sharedFs)
+        throw usageError(
+          '--local-dir goes with --no-shared-fs (with a shared filesystem, logs go to the server’s folder)',
+        );
       const url = opts.server ?? process.env.DROVER_SERVER;
       if (!url) throw usageError('drover worker needs --server URL (or DROVER_SERVER)');
       const token = opts.tokenFile !== undefined ? readTokenFile(opts.tokenFile) : process.env.DROVER_TOKEN;
@@ -62,8 +74,14 @@ export function registerWorker(program: Command): void {
         ...(opts.mem !== undefined ? { memMb: opts.mem } : {}),
         ...(opts.slots !== undefined ? { slots: opts.slots } : {}),
         ...(opts.setup !== undefined ? { setup: opts.setup } : {}),
-        dir: path.join(droverDir(), 'pools', opts.pool, 'workers'),
+        dir: path.join(
+          opts.sharedFs ? droverDir() : path.resolve(opts.localDir ?? droverDir()),
+          'pools',
+          opts.pool,
+          'workers',
+        ),
         patience: opts.patience,
+        sharedFs: opts.sharedFs,
         log: (msg) => process.stderr.write(`${new Date().toISOString()} drover worker: ${msg}\n`),
       });
       let signals = 0;

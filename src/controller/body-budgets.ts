@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { TokenRow } from '../ledger/server-tokens.js';
-import { MAX_BODY_BYTES } from '../protocol/messages.js';
+import { FILE_CHUNK_BYTES, MAX_BODY_BYTES } from '../protocol/messages.js';
 import { BodyGate } from './body-limits.js';
 import { HttpError } from './http-error.js';
 
@@ -35,6 +35,11 @@ export const BODY_BUDGETS = {
   user: { name: 'user', slots: 2, bytes: MAX_BODY_BYTES, deadlineMs: 10_000 },
   /** Workers' reports and registrations. */
   worker: { name: 'worker', slots: 1, bytes: MAX_BODY_BYTES, deadlineMs: 10_000 },
+  /**
+   * Chunks of task logs and result files from workers without a shared filesystem: never in the way of reports
+   * or life signs, and a few at once so that several workers' logs flow together.
+   */
+  workerFiles: { name: 'worker files', slots: 4, bytes: FILE_CHUNK_BYTES, deadlineMs: 10_000 },
   /** Workers' heartbeats, polls and leaves: their life signs never wait behind a report. */
   workerSmall: { name: 'worker (small)', slots: 64, bytes: SMALL_BODY_BYTES, deadlineMs: 10_000 },
 } as const satisfies Record<string, BodyBudget>;
@@ -47,11 +52,17 @@ export interface BodyRoute {
   public: boolean;
   bodyLimit: number;
   token: Pick<TokenRow, 'kind'> | undefined;
+  /** The route takes a worker's file chunks (`config.files`). */
+  files?: boolean;
 }
 
-/** The budget of a request (pure): public routes', a worker's (small or not by its route's limit), or a user's. */
+/**
+ * The budget of a request (pure): public routes', a worker's (its file chunks, or small or not by its route's
+ * limit), or a user's.
+ */
 export function budgetOf(r: BodyRoute): keyof typeof BODY_BUDGETS {
   if (r.public) return 'public';
+  if (r.token?.kind === 'worker' && r.files === true) return 'workerFiles';
   if (r.token?.kind === 'worker') return r.bodyLimit <= SMALL_BODY_BYTES ? 'workerSmall' : 'worker';
   return 'user';
 }

@@ -8,6 +8,8 @@ export class HttpError extends Error {
     message: string,
     /** With `not-yours`: the refused attempts. */
     readonly refused?: AttemptKey[],
+    /** With `gap`: the bytes the controller has of the file (send from there). */
+    readonly offset?: number,
   ) {
     super(message);
   }

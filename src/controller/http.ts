@@ -20,6 +20,8 @@ declare module 'fastify' {
     audience?: Audience;
     /** Answered without a token: the dashboard's page and its scripts (which hold no data), the login. */
     public?: boolean;
+    /** Takes a worker's file chunks (raw bytes), read in a budget of their own. */
+    files?: boolean;
   }
   interface FastifyRequest {
     token?: TokenRow;
@@ -64,8 +66,11 @@ function send(
   code: string,
   message: string,
   refused?: AttemptKey[],
+  offset?: number,
 ): FastifyReply {
-  const body: ErrorBody = { error: { code, message, ...(refused ? { refused } : {}) } };
+  const body: ErrorBody = {
+    error: { code, message, ...(refused ? { refused } : {}), ...(offset !== undefined ? { offset } : {}) },
+  };
   return reply.code(status).send(body);
 }
 
@@ -93,6 +98,11 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, discriminator: true },
     },
+  });
+  // Raw bytes only for the routes that take a worker's file chunks; any other route answers 415.
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (req, body, done) => {
+    if (req.routeOptions.config.files === true) done(null, body);
+    else done(new HttpError(415, 'bad-request', 'this route takes JSON (content-type: application/json)'));
   });
   const gates = new BodyGates();
   // A route answered without a token reads at most the public budget's bytes, whatever it asked for.
@@ -154,7 +164,7 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     // Announced bigger than the route takes: refused by the parser before a byte is read (413).
     if (Number(req.headers['content-length']) > bodyLimit) return payload;
     const { gate, budget } = gates.of(
-      budgetOf({ public: config.public === true, bodyLimit, token: req.token }),
+      budgetOf({ public: config.public === true, bodyLimit, token: req.token, files: config.files === true }),
     );
     // A client may go while its body waits for a slot: it leaves the queue (see BodyGate.acquire); one that goes
     // later gives its slot back at once.
@@ -191,7 +201,8 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     req.releaseBody?.();
     // Its client is too slow: the rest of its body is not waited for, and its connection goes with the answer.
     if (err instanceof BodyDeadlineError) reply.header('connection', 'close');
-    if (err instanceof HttpError) return send(reply, err.status, err.code, err.message, err.refused);
+    if (err instanceof HttpError)
+      return send(reply, err.status, err.code, err.message, err.refused, err.offset);
     if (err instanceof DroverError) return send(reply, STATUS[err.code] ?? 500, err.code, err.message);
     // The ledger went bad under a running server (damaged, disk failing): a 500 naming the file and the remedy,
     // as the CLI says it, rather than SQLite's bare words.

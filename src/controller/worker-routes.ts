@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { PollRequest, RegisterAnswer, RegisterRequest, ReportRequest } from '../protocol/messages.js';
-import { API_PREFIX } from '../protocol/messages.js';
+import { API_PREFIX, FILE_CHUNK_BYTES, type FileAnswer } from '../protocol/messages.js';
 import { SMALL_BODY_BYTES } from './body-budgets.js';
 import { HttpError } from './http-error.js';
 import { getPool, type PoolContext } from './pool-row.js';
 import * as S from './schemas.js';
 import { authWorker, oneReportAtATime } from './worker-auth.js';
+import { chunkOffset, fileTarget, writeChunk } from './worker-files.js';
 
 const worker = { audience: 'worker' as const };
 
@@ -43,6 +44,23 @@ export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: 
     { config: worker, onRequest: [own, oneReportAtATime], schema: { body: S.reportSchema } },
     async (req) => ctx.controller.report(req.worker!, req.body.batches),
   );
+  app.put<{ Params: { id: string; launch: string; name: string }; Querystring: { offset?: string } }>(
+    `${p}/workers/:id/files/:launch/:name`,
+    { config: { ...worker, files: true }, onRequest: own, bodyLimit: FILE_CHUNK_BYTES },
+    async (req): Promise<FileAnswer> => {
+      const bytes = Buffer.isBuffer(req.body) ? req.body : undefined;
+      if (!bytes) {
+        throw new HttpError(
+          415,
+          'bad-request',
+          'a file chunk is raw bytes: content-type application/octet-stream',
+        );
+      }
+      const offset = chunkOffset(req.query.offset);
+      const file = fileTarget(ctx.controller.launches, req.worker!, req.params.launch, req.params.name);
+      return { offset: writeChunkOr507(file, offset, bytes) };
+    },
+  );
   app.post<{ Params: { id: string } }>(
     `${p}/workers/:id/heartbeat`,
     { config: worker, onRequest: own, bodyLimit: SMALL_BODY_BYTES, schema: { body: S.emptySchema } },
@@ -61,4 +79,15 @@ export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: 
       return { ok: true };
     },
   );
+}
+
+/** writeChunk, with an I/O error of the controller's disk as one clear 507 (the worker sends it again later). */
+function writeChunkOr507(file: string, offset: number, bytes: Buffer): number {
+  try {
+    return writeChunk(file, offset, bytes);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (err instanceof HttpError || code === undefined) throw err;
+    throw new HttpError(507, 'io', `the controller cannot write ${file}: ${code}; it will be sent again`);
+  }
 }

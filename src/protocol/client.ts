@@ -9,12 +9,15 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown; refused?: AttemptKey[] },
+    options?: { cause?: unknown; refused?: AttemptKey[]; offset?: number },
   ) {
     super(message, options);
     this.name = 'ApiError';
     this.refused = options?.refused ?? [];
+    this.offset = options?.offset;
   }
+  /** With code `gap`: the bytes the controller has of the file. */
+  readonly offset: number | undefined;
   /** With code `not-yours`: the attempts whose records the controller refused. */
   readonly refused: AttemptKey[];
 }
@@ -36,9 +39,13 @@ export class ApiClient {
     this.agent = new http.Agent({ keepAlive: options.keepAlive === true });
   }
 
-  /** Send `method path` (path after the /v1 prefix) with an optional JSON body; resolve with the JSON answer. */
+  /**
+   * Send `method path` (path after the /v1 prefix) with an optional body — JSON, or raw bytes when it is a Buffer
+   * (application/octet-stream) — and resolve with the JSON answer.
+   */
   call<T>(method: string, path: string, body?: unknown, timeoutMs = 120_000): Promise<T> {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const raw = Buffer.isBuffer(body);
+    const payload = body === undefined ? undefined : raw ? body : Buffer.from(JSON.stringify(body));
     return new Promise<T>((resolve, reject) => {
       const unreachable = (err: unknown) =>
         reject(
@@ -55,7 +62,12 @@ export class ApiClient {
           headers: {
             authorization: `Bearer ${this.token}`,
             ...this.headers,
-            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+            ...(payload
+              ? {
+                  'content-type': raw ? 'application/octet-stream' : 'application/json',
+                  'content-length': payload.length,
+                }
+              : {}),
           },
         });
       } catch (err) {
@@ -82,6 +94,7 @@ export class ApiClient {
           reject(
             new ApiError(status, e?.code ?? 'http', e?.message ?? `HTTP ${status} from ${this.url}`, {
               ...(e?.refused ? { refused: e.refused } : {}),
+              ...(typeof e?.offset === 'number' ? { offset: e.offset } : {}),
             }),
           );
         });

@@ -48,6 +48,8 @@ export interface ErrorBody {
     message: string;
     /** With `not-yours`: the attempts whose records were refused (nothing of the report was applied). */
     refused?: AttemptKey[];
+    /** With `gap` (409, a file chunk that begins past the controller's copy): the bytes it has; send from there. */
+    offset?: number;
   };
 }
 
@@ -390,6 +392,22 @@ export interface ReportBatch {
 export interface ReportAnswer {
   seq: number;
 }
+
+/**
+ * `PUT /v1/workers/:id/files/:launch/:name?offset=N`, body the raw bytes (application/octet-stream, at most
+ * FILE_CHUNK_BYTES): a worker without a shared filesystem (`drover worker --no-shared-fs`) sends its task logs and
+ * result files, each a file of the launch's log folder named as on a shared filesystem: `<task>.<attempt>.out`,
+ * `.err`, `.result.json` of an attempt it holds, or its own segments `<worker-id>.<slot>.out`, `.err`, `.idx`
+ * while it holds a task of the launch. The bytes go at `offset`: those the controller already has change nothing,
+ * and a chunk past its copy's end is refused (409 `gap`, with the `offset` to send from). Answer: FileAnswer.
+ */
+export interface FileAnswer {
+  /** The controller has the file's bytes up to here. */
+  offset: number;
+}
+
+/** The most bytes of one file chunk (`PUT /v1/workers/:id/files/...`). */
+export const FILE_CHUNK_BYTES = 256 << 10;
 
 /** `POST /v1/workers/:id/heartbeat`: I am alive. Answer: `{ stop?: 'drain' | 'stop' }`. */
 export interface HeartbeatAnswer {

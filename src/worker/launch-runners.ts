@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { AttemptKey, LaunchSettings, TaskAssignment } from '../protocol/messages.js';
 import type { AttemptRecord } from '../protocol/records.js';
@@ -17,6 +18,12 @@ export interface RunnersContext {
   id(): string;
   onRecord(launch: number, r: AttemptRecord): void;
   log(msg: string): void;
+  /**
+   * No shared filesystem with the controller (`--no-shared-fs`): the tasks' logs and results go under this local
+   * folder (`<localDir>/<id>/logs/<job>/<launch>/`, sent to the controller by file-shipper.ts), and a launch whose
+   * working directory this host does not have runs in the worker's own.
+   */
+  localDir?: string;
 }
 
 /**
@@ -75,6 +82,13 @@ export class LaunchRunners {
 
   private make(s: LaunchSettings): Runner {
     const id = this.c.id();
+    const local = this.c.localDir;
+    const logDir = local !== undefined ? path.join(local, id, 'logs', s.job, String(s.launch)) : s.logDir;
+    let cwd = s.cwd;
+    if (local !== undefined && !isDirectory(cwd)) {
+      cwd = process.cwd();
+      this.c.log(`launch ${s.launch}: this host has no folder ${s.cwd}: its tasks run in ${cwd}`);
+    }
     const group: GroupFile = {
       v: 1,
       job: s.job,
@@ -84,7 +98,7 @@ export class LaunchRunners {
       ...(s.taskTimeout !== undefined ? { taskTimeout: s.taskTimeout } : {}),
       killGrace: s.killGrace,
       ...(s.warnSignal ? { warnSignal: s.warnSignal } : {}),
-      logDir: s.logDir,
+      logDir,
       logs: s.logs ?? 'files',
       recordsDir: path.join(this.c.dir, id, `launch-${s.launch}`),
       cancelDir: path.join(this.c.dir, id, 'no-cancel-files'),
@@ -92,7 +106,7 @@ export class LaunchRunners {
       ...(s.footer ? { footer: s.footer } : {}),
       ...(s.venv ? { venv: s.venv } : {}),
       env: { ...s.env, DROVER_POOL: this.c.pool, DROVER_WORKER: id },
-      cwd: s.cwd,
+      cwd,
       termState: 'killed',
       group: 'w',
       tasks: [],
@@ -109,4 +123,8 @@ export class LaunchRunners {
     void runner.run();
     return runner;
   }
+}
+
+function isDirectory(dir: string): boolean {
+  return fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() === true;
 }

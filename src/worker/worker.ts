@@ -10,13 +10,16 @@ import type {
   TaskAssignment,
 } from '../protocol/messages.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
+import type { AttemptRecord } from '../protocol/records.js';
 import { chooseStarter } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
 import type { ProcessStarter } from '../runner/starters/starter.js';
 import { shortHostname } from '../util/proc.js';
+import { FileShipper } from './file-shipper.js';
 import { LaunchRunners } from './launch-runners.js';
 import { Reporter } from './reporter.js';
 import { type RunningSetup, startSetup } from './setup.js';
+import { ShippedRecords } from './shipped-records.js';
 
 /** How a worker was started (`drover worker` flags). */
 export interface WorkerOptions {
@@ -34,6 +37,12 @@ export interface WorkerOptions {
   dir: string;
   /** Give up after the controller was unreachable this long (seconds). */
   patience: number;
+  /**
+   * False (`--no-shared-fs`): this host does not see the controller's folder. Task logs and results are kept
+   * under `dir` and sent to the controller over the API (file-shipper.ts), and nothing of the controller's
+   * `.drover/` is read (not even `serverFile`).
+   */
+  sharedFs?: boolean;
   log(msg: string): void;
 }
 
@@ -62,6 +71,9 @@ export class Worker {
   /** Registrations so far: an answer to a request sent before the last one speaks of an earlier session. */
   private epoch = 0;
   private readonly reporter: Reporter;
+  /** Without a shared filesystem: sends the task logs and results, and holds each end until they are sent. */
+  private readonly shipper: FileShipper | undefined;
+  private readonly shipped: ShippedRecords | undefined;
   private stopping: 'drain' | 'stop' | undefined;
   private setupDone = false;
   private setup: RunningSetup | undefined;
@@ -72,6 +84,11 @@ export class Worker {
   constructor(private readonly o: WorkerOptions) {
     this.api = new ApiClient(o.url, o.token, { keepAlive: true });
     this.reporter = new Reporter(this.api, () => this.id, o.log);
+    const report = (launch: number, r: AttemptRecord) => this.reporter.add(launch, r);
+    if (o.sharedFs === false) {
+      this.shipper = new FileShipper(this.api, () => this.id, o.log);
+      this.shipped = new ShippedRecords(this.shipper, report);
+    }
     const cpus = o.cpus ?? cpusAvailable();
     const visible = parseVisibleGpus(process.env.CUDA_VISIBLE_DEVICES);
     const gpus = o.gpus ?? visible.length;
@@ -92,8 +109,9 @@ export class Worker {
       dir: o.dir,
       pool: o.pool,
       id: () => this.id,
-      onRecord: (launch, r) => this.reporter.add(launch, r),
+      onRecord: (launch, r) => (this.shipped ? this.shipped.add(launch, r) : report(launch, r)),
       log: o.log,
+      ...(o.sharedFs === false ? { localDir: o.dir } : {}),
     });
   }
 
@@ -186,6 +204,7 @@ export class Worker {
   private exit(code: number): void {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.starter.close();
+    this.shipper?.close();
     this.api.close();
     this.finished(code);
   }
@@ -233,6 +252,7 @@ export class Worker {
    */
   private disown(keys: readonly AttemptKey[], why: string): void {
     this.runners.abandon(keys);
+    this.shipped?.disown(keys);
     this.reporter.outbox.disown(keys);
     this.o.log(`${why}: stopped ${keys.length} attempt(s) no longer mine; their records are dropped`);
   }
@@ -285,7 +305,7 @@ export class Worker {
     this.o.log(`lost the controller (${(err as Error).message}): reconnecting`);
     for (;;) {
       if (this.stopping) return;
-      if (this.o.serverFile) {
+      if (this.o.serverFile && this.o.sharedFs !== false) {
         try {
           this.api.url = (JSON.parse(fs.readFileSync(this.o.serverFile, 'utf8')) as { url: string }).url;
         } catch {

@@ -8,7 +8,7 @@ import {
   budgetOf,
   SMALL_BODY_BYTES,
 } from '../../src/controller/body-budgets.js';
-import { MAX_BODY_BYTES } from '../../src/protocol/messages.js';
+import { FILE_CHUNK_BYTES, MAX_BODY_BYTES } from '../../src/protocol/messages.js';
 import { repoRoot } from '../helpers/drover.js';
 
 /** Which budget a request's body is read in (pure), and the memory bound docs/pools.md states. */
@@ -22,6 +22,10 @@ test('each kind of sender reads its bodies in a budget of its own', () => {
   // Workers' life signs (routes of small bodies) apart from their reports and registrations.
   assert.equal(budgetOf({ public: false, bodyLimit: SMALL_BODY_BYTES, token: worker }), 'workerSmall');
   assert.equal(budgetOf({ public: false, bodyLimit: MAX_BODY_BYTES, token: worker }), 'worker');
+  // A worker's file chunks (--no-shared-fs) never wait behind its reports or life signs; a user's are a user's.
+  const files = { public: false, bodyLimit: FILE_CHUNK_BYTES, files: true };
+  assert.equal(budgetOf({ ...files, token: worker }), 'workerFiles');
+  assert.equal(budgetOf({ ...files, token: user }), 'user');
   // A user token or a dashboard session (a user row).
   assert.equal(budgetOf({ public: false, bodyLimit: MAX_BODY_BYTES, token: user }), 'user');
 });

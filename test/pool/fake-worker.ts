@@ -11,7 +11,12 @@ import Database from 'better-sqlite3';
 export interface Answer {
   status: number;
   body: {
-    error?: { code: string; message: string; refused?: { launch: number; task: number; attempt: number }[] };
+    error?: {
+      code: string;
+      message: string;
+      refused?: { launch: number; task: number; attempt: number }[];
+      offset?: number;
+    };
     [k: string]: unknown;
   };
 }
