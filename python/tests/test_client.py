@@ -252,7 +252,7 @@ class LaunchAndRerun(WorkspaceTest):
         with self.assertRaises(drover.DroverError) as caught:
             job.launch(requeue=2)
         self.assertEqual(caught.exception.exit_code, 2)
-        self.assertIn("--requeue 2 needs each task's time limit", caught.exception.message)
+        self.assertIn("--requeue 2 needs a time limit to requeue at", caught.exception.message)
 
     def test_checkpoint_helpers_refuse_what_they_cannot_do(self) -> None:
         with self.assertRaisesRegex(ValueError, "cannot be caught"):
