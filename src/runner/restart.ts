@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isGroupFile, runOfFile } from '../protocol/record-files.js';
+import { inRunOrder, isGroupFile, runOfFile } from '../protocol/record-files.js';
 import { type AttemptRecord, type EndRecord, parseRecords, type RunnerRecord } from '../protocol/records.js';
 import { isProcessAlive, shortHostname } from '../util/proc.js';
 import type { GroupFile, GroupTask } from './group.js';
@@ -163,16 +163,19 @@ export function planRestart(
   return { records, next, ended };
 }
 
-/** The runner records of the element's earlier runs on this host whose runner still runs. */
-function liveEarlierRunners(group: GroupFile, host: string): RunnerRecord[] {
-  let names: string[];
+/** The record files of the group's runners so far (the element's earlier runs), in run order. */
+function groupFiles(group: GroupFile): string[] {
   try {
-    names = fs.readdirSync(group.recordsDir).filter((n) => isGroupFile(n, group.group));
+    return inRunOrder(fs.readdirSync(group.recordsDir).filter((n) => isGroupFile(n, group.group)));
   } catch {
     return [];
   }
+}
+
+/** The runner records of the element's earlier runs on this host whose runner still runs. */
+function liveEarlierRunners(group: GroupFile, host: string): RunnerRecord[] {
   const live: RunnerRecord[] = [];
-  for (const n of names) {
+  for (const n of groupFiles(group)) {
     let first: string;
     try {
       first = fs.readFileSync(path.join(group.recordsDir, n), 'utf8').split('\n', 1)[0]!;
@@ -212,20 +215,11 @@ export async function earlierRunsGone(group: GroupFile, patienceMs = 600_000): P
  * first run: run 0, no records). Only the group's own tasks count.
  */
 export function readRestart(group: GroupFile, at: number): Restart {
-  let names: string[];
-  try {
-    names = fs.readdirSync(group.recordsDir).filter((n) => isGroupFile(n, group.group));
-  } catch {
-    names = [];
-  }
+  const names = groupFiles(group);
   if (names.length === 0) return { run: 0, records: [], next: new Map(), ended: [] };
-  const run = 1 + Math.max(...names.map(runOfFile));
-  const ordered = names
-    .map((n) => ({ n, run: runOfFile(n) }))
-    .sort((a, b) => a.run - b.run)
-    .map((x) => x.n);
+  const run = 1 + runOfFile(names.at(-1)!);
   const records: AttemptRecord[] = [];
-  for (const n of ordered) {
+  for (const n of names) {
     let text: string;
     try {
       text = fs.readFileSync(path.join(group.recordsDir, n), 'utf8');
