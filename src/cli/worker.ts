@@ -1,9 +1,11 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { usageError } from '../errors.js';
 import { droverDir } from '../paths.js';
 import { readTokenFile } from '../protocol/client.js';
 import { COUNTS, SECONDS } from '../util/limits.js';
+import { quoted } from '../util/quote.js';
 import { Worker } from '../worker/worker.js';
 import { durationOption, intOption, sizeOption } from './parse.js';
 
@@ -59,6 +61,7 @@ export function registerWorker(program: Command): void {
         throw usageError(
           '--local-dir goes with --no-shared-fs (with a shared filesystem, logs go to the server’s folder)',
         );
+      if (opts.localDir !== undefined) checkLocalDir(opts.localDir);
       const url = opts.server ?? process.env.DROVER_SERVER;
       if (!url) throw usageError('drover worker needs --server URL (or DROVER_SERVER)');
       const token = opts.tokenFile !== undefined ? readTokenFile(opts.tokenFile) : process.env.DROVER_TOKEN;
@@ -93,4 +96,22 @@ export function registerWorker(program: Command): void {
       process.on('SIGINT', stop);
       process.exitCode = await worker.run();
     });
+}
+
+/** `--local-dir`: a folder, or a path one can be made at (an empty value or a file is refused, exit 2). */
+function checkLocalDir(dir: string): void {
+  if (dir.trim() === '')
+    throw usageError(
+      `--local-dir ${quoted(dir)} is empty: give the folder for this worker's logs and results`,
+    );
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(dir);
+  } catch {
+    return; // made when the worker starts
+  }
+  if (!st.isDirectory())
+    throw usageError(
+      `--local-dir ${quoted(dir)} is not a folder: give a folder for this worker's logs and results`,
+    );
 }
