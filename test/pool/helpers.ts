@@ -181,8 +181,9 @@ export function liveWorkers(cwd: string): number[] {
 export async function poolWorkspace(
   t: HasAfter,
   extra: string[] = [],
+  parent: string = os.tmpdir(),
 ): Promise<{ cwd: string; server: TestServer }> {
-  const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-pool-test-')));
+  const cwd = fs.realpathSync(fs.mkdtempSync(path.join(parent, 'drover-pool-test-')));
   const ctx = { cwd, server: await startServer(cwd, extra) };
   t.after(async () => {
     try {

@@ -57,13 +57,19 @@ test('a --no-shared-fs worker in its own network and mount namespaces, its link 
   timeout: 300_000,
 }, async (t) => {
   const net = makeNetns();
+  // The submit side's folder in a parent of its own, which the worker's mount namespace hides: never the
+  // parent of drover itself (a fresh clone under /tmp, as in CI).
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-netns-submit-')));
   let ctx: Awaited<ReturnType<typeof poolWorkspace>>;
   try {
-    ctx = await poolWorkspace(t, ['--host', net.hostAddr, '--lost-after', '30']);
+    ctx = await poolWorkspace(t, ['--host', net.hostAddr, '--lost-after', '30'], base);
   } catch (err) {
     net.remove();
+    fs.rmSync(base, { recursive: true, force: true });
     throw err;
   }
+  // After the workspace's own teardown (after hooks run in the order they were added).
+  t.after(() => fs.rmSync(base, { recursive: true, force: true }));
   const { cwd, server } = ctx;
   await idlePool(cwd, 'p');
   // The worker's folder, outside the folder that holds the submit side's (which its mount namespace hides).
