@@ -18,28 +18,60 @@ import { clustersOnly, type Scenario, usual } from '../scenario.js';
  * again under the same attempt numbers), and the scheduler refuses the requeue.
  */
 
-/** Six one-second steps counted in `ck.<name>`, printing where it started: a resumed run goes on from there. */
+/**
+ * Six one-second steps counted in `ck.<name>`, printing where it started: a resumed run goes on from there. The
+ * checkpoint is written whole or not at all (a stop between a truncate and a write left it empty).
+ */
 const STEPS = `ck=ck.$1
 n=$(cat "$ck" 2>/dev/null || echo 0)
 echo "attempt $DROVER_ATTEMPT resume=\${DROVER_RESUME-none} from $n"
-while [ "$n" -lt 6 ]; do sleep 1 & wait $!; n=$((n + 1)); echo "$n" > "$ck"; done
+while [ "$n" -lt 6 ]; do sleep 1 & wait $!; n=$((n + 1)); echo "$n" > "$ck.new"; mv "$ck.new" "$ck"; done
 echo "done at $n"
 `;
 
+/** Run a command with the site's environment; its exit code and output. */
+function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
+  const r = spawnSync(argv[0]!, argv.slice(1), {
+    cwd: site.cwd,
+    env: { ...process.env, ...site.env },
+    encoding: 'utf8',
+  });
+  return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
+}
+
 /** Ask the scheduler to stop element `index` of job `id` and run it again, as an admin or preemption does. */
 function requeueElement(b: BackendUnderTest, site: Site, id: string, index: number) {
-  const env = { ...process.env, ...site.env };
-  const run = (argv: string[]) => {
-    const r = spawnSync(argv[0]!, argv.slice(1), { cwd: site.cwd, env, encoding: 'utf8' });
-    return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
-  };
-  if (b.scheduler!.kind === 'slurm') {
-    const r = run(['scontrol', 'requeue', `${id}_${index}`]);
-    // Slurm holds a requeued job back for a while (BeginTime): an admin may let it start at once.
-    if (r.code === 0) run(['scontrol', 'update', `JobId=${id}_${index}`, 'StartTime=now']);
-    return r;
-  }
-  return run(['qmod', '-rj', `${id}.${index}`]);
+  return b.scheduler!.kind === 'slurm'
+    ? runIn(site, ['scontrol', 'requeue', `${id}_${index}`])
+    : runIn(site, ['qmod', '-rj', `${id}.${index}`]);
+}
+
+/**
+ * Real Slurm holds a requeued element back for about two minutes (BeginTime): let it start at once, as an admin
+ * may — once it pends again, not while it completes its run (the requeue's own hold would undo the update).
+ * Nothing on the fakes, which hold nothing.
+ */
+async function runAgainNow(b: BackendUnderTest, site: Site, id: string, index: number): Promise<void> {
+  if (b.scheduler?.kind !== 'slurm' || b.scheduler.fake) return;
+  const show = () => runIn(site, ['scontrol', '-o', 'show', 'job', `${id}_${index}`]).text;
+  await waitFor(
+    `element ${id}_${index} pending again`,
+    () => {
+      const s = show();
+      return /Restarts=[1-9]/.test(s) && /JobState=PENDING/.test(s);
+    },
+    b.settleMs + 60_000,
+    500,
+  );
+  await waitFor(
+    `element ${id}_${index} running again`,
+    () => {
+      runIn(site, ['scontrol', 'update', `JobId=${id}_${index}`, 'StartTime=now']);
+      return !/JobState=PENDING/.test(show());
+    },
+    60_000,
+    1_000,
+  );
 }
 
 /** Wait until task `name`'s checkpoint file counts at least `n` steps. */
@@ -76,6 +108,7 @@ export const preemptRequeue: Scenario = {
     await stepped(site, 'a', 2, b.settleMs);
     const asked = requeueElement(b, site, id, 1);
     assert.equal(asked.code, 0, asked.text);
+    await runAgainNow(b, site, id, 1);
     const done = await settled(b, site, 'P', b.settleMs + 60_000);
     assert.deepEqual(done.counts, counts({ succeeded: 2 }));
     assert.equal(done.requeues, 1);
@@ -119,20 +152,10 @@ export const preemptRequeue: Scenario = {
   },
 };
 
-/** Run a command with the site's environment; its exit code and output. */
-function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
-  const r = spawnSync(argv[0]!, argv.slice(1), {
-    cwd: site.cwd,
-    env: { ...process.env, ...site.env },
-    encoding: 'utf8',
-  });
-  return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
-}
-
 /**
  * Preempt element `index` of job `id` as a site does: a job of the higher-tier partition `urgent` (the test
  * cluster's, scripts/test-cluster/slurm-up.sh: PreemptType=preempt/partition_prio, PreemptMode=REQUEUE) takes
- * every CPU of the node. Once Slurm holds the element pending again, it may start at once.
+ * every CPU of the node.
  */
 async function preemptBy(site: Site, id: string, index: number): Promise<void> {
   const cpus = runIn(site, ['sinfo', '-h', '-N', '-o', '%c']).text.split('\n')[0]!.trim();
@@ -173,8 +196,7 @@ export const preemptedByPartition: Scenario = {
     const id = submittedId(site.calls(s.submit).at(-1)!)!;
     await stepped(site, 'a', 2, b.settleMs);
     await preemptBy(site, id, 1);
-    // Slurm holds a requeued element back for a while (BeginTime): an admin may let it start at once.
-    runIn(site, ['scontrol', 'update', `JobId=${id}_1`, 'StartTime=now']);
+    await runAgainNow(b, site, id, 1);
     const done = await settled(b, site, 'P', b.settleMs + 60_000);
     assert.deepEqual(done.counts, counts({ succeeded: 1 }));
     assert.equal(done.requeues, 1);
@@ -226,26 +248,7 @@ export const requeueAtElementLimit: Scenario = {
     );
     assert.equal(r.code, 0, r.stderr);
     const id = submittedId(site.calls(s.submit).at(-1)!)!;
-    if (s.kind === 'slurm' && !s.fake) {
-      // Slurm holds an element that requeued itself back for a while (BeginTime): let it start at once — once it
-      // pends again (not while it completes its run: the requeue's own hold would undo the update).
-      const show = () => runIn(site, ['scontrol', '-o', 'show', 'job', `${id}_1`]).text;
-      await waitFor(
-        'the element to requeue itself',
-        () => /Restarts=[1-9]/.test(show()) && /JobState=PENDING/.test(show()),
-        b.settleMs + 60_000,
-        500,
-      );
-      await waitFor(
-        'the element to run again',
-        () => {
-          runIn(site, ['scontrol', 'update', `JobId=${id}_1`, 'StartTime=now']);
-          return !/JobState=PENDING/.test(show());
-        },
-        60_000,
-        1_000,
-      );
-    }
+    await runAgainNow(b, site, id, 1);
     const done = await settled(b, site, 'E', b.settleMs + 90_000);
     assert.deepEqual(done.counts, counts({ succeeded: 1 }));
     assert.equal(done.requeues, 1);
