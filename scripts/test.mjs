@@ -210,17 +210,25 @@ function failureDigest(out) {
   for (let i = 0; i < lines.length; i++) {
     const m = /^(\s*)not ok \d+ - (.*)$/.exec(lines[i]);
     if (!m) continue;
+    // The YAML block ends at `...` as indented as its `---`: an assertion's diff has `...` lines of its own.
+    const end = `${m[1]}  ...`;
     const block = [];
-    for (let j = i + 1; j < lines.length && !/^\s*\.\.\.$/.test(lines[j]); j++) block.push(lines[j]);
+    for (let j = i + 1; j < lines.length && lines[j] !== end; j++) block.push(lines[j]);
     if (block.some((l) => /failureType: 'subtestsFailed'/.test(l))) continue;
-    const kept = block
-      .filter(
-        (l) =>
-          l.trim() !== '' &&
-          !l.includes('(node:') &&
-          !/^\s*(---|duration_ms:|type:|code:|name:|operator:)/.test(l),
-      )
-      .slice(0, 16);
+    const useful = block.filter(
+      (l) =>
+        l.trim() !== '' &&
+        !l.includes('(node:') &&
+        !/^\s*(---|duration_ms:|type:|code:|name:|operator:|failureType:|location:|error: [|>]-?$)/.test(l),
+    );
+    // An assertion's diff says what differed only in its + and - lines, often far below its head: those
+    // first, so that a log cut to a few lines per failure still shows them.
+    const changed = useful.filter((l) => /^\s*[+-] /.test(l) && !/^\s*\+ actual - expected/.test(l));
+    const kept = [
+      ...useful.slice(0, 2),
+      ...changed,
+      ...useful.slice(2).filter((l) => !changed.includes(l)),
+    ].slice(0, 16);
     digest.push(`  not ok - ${m[2]}`, ...kept.map((l) => `    ${l.trim()}`));
   }
   return digest.length > 0 ? digest : ['  (no failing test in its output: see above)'];
