@@ -1,7 +1,9 @@
 import { DroverError } from '../errors.js';
 import { launch } from '../launch/launch.js';
+import type { LaunchSpec } from '../launch/spec.js';
 import { fromWire } from '../launch/wire.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { poolOf } from '../protocol/backend-ref.js';
 import type { CreateLaunchRequest, LaunchCreated } from '../protocol/messages.js';
 import { couldEverFit } from './dispatch.js';
 import { getPool } from './pool-row.js';
@@ -20,13 +22,23 @@ export type LaunchNotMade = {
  * not depend on the number of tasks (the dispatcher makes their rows in chunks). Refused at once when the pool
  * is missing or its workers could never fit a task.
  */
-export async function createPoolLaunch(
+export function createPoolLaunch(
   ledger: Ledger,
   req: CreateLaunchRequest,
   liveWorkers: (pool: string) => number,
 ): Promise<LaunchCreated | LaunchNotMade> {
-  const pool = getPool(ledger, req.pool);
-  const spec = fromWire(req);
+  return launchOnPool(ledger, fromWire(req), liveWorkers);
+}
+
+/** A launch onto the pool `spec.backend` names (`pool:NAME`): the wire's, or a dashboard rerun's. */
+export async function launchOnPool(
+  ledger: Ledger,
+  spec: LaunchSpec,
+  liveWorkers: (pool: string) => number,
+): Promise<LaunchCreated | LaunchNotMade> {
+  const name = poolOf(spec.backend);
+  if (name === undefined) throw new Error(`not a pool backend: ${spec.backend}`);
+  const pool = getPool(ledger, name);
   const r = spec.request;
   const demand = { cpus: r.cpus ?? 1, gpus: r.gpus ?? 0, mem_mb: r.memMb ?? 0 };
   if (!couldEverFit({ capacity: { cpus: pool.cpus, gpus: pool.gpus, mem_mb: pool.mem_mb } }, demand)) {

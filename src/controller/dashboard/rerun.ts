@@ -5,7 +5,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import { backendArgv, poolOf } from '../../protocol/backend-ref.js';
 import type { RerunFailedAnswer } from '../../protocol/dashboard.js';
 import { HttpError } from '../http-error.js';
-import { createPoolLaunch } from '../launch-create.js';
+import { launchOnPool } from '../launch-create.js';
 import { liveWorkerCount } from '../pool-status.js';
 import type { DashboardContext } from './context.js';
 
@@ -24,26 +24,18 @@ export async function rerunFailed(
 ): Promise<RerunFailedAnswer> {
   if (!d.drover) throw new HttpError(403, 'read-only', 'this dashboard cannot start launches');
   const argv = ['launch', job.name, '--failed', ...backendArgv(backend), '(dashboard)'];
-  const pool = poolOf(backend);
-  if (pool !== undefined) {
+  const spec = failedRerunSpec(job.name, backend, d.drover.cwd, argv, previous);
+  if (poolOf(backend) !== undefined) {
     const ctx = d.pools?.();
     if (!ctx) throw new HttpError(403, 'read-only', 'this dashboard has no pool controller to launch on');
-    const made = await createPoolLaunch(
-      ledger,
-      { pool, jobname: job.name, failed: true, cwd: d.drover.cwd, argv },
-      (name) => liveWorkerCount(ctx, name),
-    );
+    const made = await launchOnPool(ledger, spec, (name) => liveWorkerCount(ctx, name));
     if (made.launch !== null) ctx.controller.loadLaunch(Number(made.launch));
     return { ...made };
   }
-  const made = await launch(
-    { paths: ledger.paths, ledger },
-    failedRerunSpec(job.name, backend, d.drover.cwd, argv, previous),
-    {
-      drover: { bin: d.drover.bin, node: d.drover.node },
-      quietJobfile: true,
-    },
-  );
+  const made = await launch({ paths: ledger.paths, ledger }, spec, {
+    drover: { bin: d.drover.bin, node: d.drover.node },
+    quietJobfile: true,
+  });
   if (made.launch === null || !made.outcome) return { jobname: made.jobname, launch: null, tasks: 0 };
   return {
     jobname: made.jobname,
