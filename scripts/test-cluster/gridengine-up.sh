@@ -319,7 +319,7 @@ if ! same_attrs "$WORK/sconf" "$WORK/sconf.old"; then
 fi
 
 # Global configuration: accounting flushed every second (qacct sees jobs quickly); root may submit (min_uid 0);
-# no login shells.
+# no login shells; load reports every 2 s.
 # qconf -Mconf takes file names as configuration names: the file must be called "global".
 mkdir -p "$WORK/conf.d"
 q qconf -sconf global | join_lines | grep -v '^#' >"$WORK/conf"
@@ -337,6 +337,10 @@ set_attr "$WORK/conf" min_gid 0
 # a slow or stuck one (pyenv's rehash lock, left behind when a job is killed mid-rehash, stalls every later
 # login bash for 60 s) then eats the jobs' time limits. -V passes the submitter's environment anyway.
 set_attr "$WORK/conf" login_shells none
+# The execd reports every 2 s (default 40): qmaster sends the kill of a task `qmod -rj` reschedules, and frees the
+# host for its next run, only in answer to the execd's reports, so the default took up to 70 s to stop it and
+# 130 s to run it again (qmaster/reschedule.c, job_report_qmaster.c: skip_restarted_job; measured here).
+set_attr "$WORK/conf" load_report_time 00:00:02
 CONF_CHANGED=
 if ! same_attrs "$WORK/conf" "$WORK/conf.old"; then
   cp "$WORK/conf" "$WORK/conf.d/global"

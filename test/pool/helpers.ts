@@ -7,7 +7,7 @@ import { runDrover, type Started, startDrover } from '../helpers/drover.js';
 import { isAlive, killLeftovers, waitFor } from '../helpers/workspace.js';
 
 /** Something with `after` hooks: a node:test TestContext. */
-interface HasAfter {
+export interface HasAfter {
   after(fn: () => void | Promise<void>): void;
 }
 

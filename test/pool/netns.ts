@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { childEnv, droverBin } from '../helpers/drover.js';
 import { poolToken } from './fake-worker.js';
-import { killInside } from './helpers.js';
+import { type HasAfter, killInside, poolWorkspace } from './helpers.js';
 
 /**
  * Workers on hosts of their own, for the tests of workers without a shared filesystem: each in a network
@@ -102,6 +103,30 @@ function freeSubnet(): number {
     if (!used.includes(` 10.213.${n}.`)) return n;
   }
   throw new Error('no free 10.213.N.0/24 subnet for a test network namespace');
+}
+
+/**
+ * A pool workspace whose controller listens on the address `nets()` gives (it makes the test's namespaces), in
+ * a folder of its own under the system's temp folder: the folder a worker's mount namespace hides, never the
+ * parent of drover itself (a fresh clone under /tmp, as in CI). The namespaces are the caller's to remove.
+ */
+export async function netnsWorkspace(
+  t: HasAfter,
+  nets: () => Netns,
+): Promise<Awaited<ReturnType<typeof poolWorkspace>>> {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-netns-submit-')));
+  const removeBase = () => {
+    if (!process.env.DROVER_TEST_KEEP) fs.rmSync(base, { recursive: true, force: true });
+  };
+  try {
+    const ctx = await poolWorkspace(t, ['--host', nets().hostAddr, '--lost-after', '30'], base);
+    // After the workspace's own teardown (after hooks run in the order they were added).
+    t.after(removeBase);
+    return ctx;
+  } catch (err) {
+    removeBase();
+    throw err;
+  }
 }
 
 export interface NetnsWorker {

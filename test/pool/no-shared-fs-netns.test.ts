@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { poolWorkspace } from './helpers.js';
-import { flapLinks, makeNetns, NETNS_TOOLS, startNetnsWorker } from './netns.js';
+import { flapLinks, makeNetns, NETNS_TOOLS, type Netns, netnsWorkspace, startNetnsWorker } from './netns.js';
 import { checkOutputs, EMIT, oneSuccessEach, runSweep } from './sweep-outputs.js';
 import { idlePool } from './two-pools.js';
 
@@ -18,23 +15,11 @@ test('a --no-shared-fs worker in its own network and mount namespaces, its link 
   skip: NETNS_TOOLS ? false : 'needs root, ip netns and unshare',
   timeout: 300_000,
 }, async (t) => {
-  const net = makeNetns();
-  // The submit side's folder in a parent of its own, which the worker's mount namespace hides: never the
-  // parent of drover itself (a fresh clone under /tmp, as in CI).
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-netns-submit-')));
-  let ctx: Awaited<ReturnType<typeof poolWorkspace>>;
-  try {
-    ctx = await poolWorkspace(t, ['--host', net.hostAddr, '--lost-after', '30'], base);
-  } catch (err) {
-    net.remove();
-    fs.rmSync(base, { recursive: true, force: true });
-    throw err;
-  }
-  // After the workspace's own teardown (after hooks run in the order they were added).
-  t.after(() => {
-    if (!process.env.DROVER_TEST_KEEP) fs.rmSync(base, { recursive: true, force: true });
+  let net!: Netns;
+  const { cwd, server } = await netnsWorkspace(t, () => {
+    net = makeNetns();
+    return net;
   });
-  const { cwd, server } = ctx;
   await idlePool(cwd, 'p');
   // The launch's folder is not on the worker's host: its tasks run in the worker's folder, beside emit.sh.
   const worker = startNetnsWorker(net, {

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { ATTEMPT_LOG_COLUMNS, type AttemptLogs } from '../../src/ledger/queries.js';
 import { extentOf, placeOf, readRange } from '../../src/protocol/log-slices.js';
 import { openTaskFile } from '../../src/util/task-file.js';
 import { droverJson, runDrover } from '../helpers/drover.js';
-import { poolWorkspace } from './helpers.js';
-import { flapLinks, makeNetns, NETNS_TOOLS, type Netns, startNetnsWorker } from './netns.js';
+import { flapLinks, makeNetns, NETNS_TOOLS, type Netns, netnsWorkspace, startNetnsWorker } from './netns.js';
 import { oneSuccessEach } from './sweep-outputs.js';
 import { idlePool } from './two-pools.js';
 
@@ -37,27 +36,16 @@ function expected(n: number): { out: string; err: string } {
   };
 }
 
-interface AttemptRow {
-  task_id: number;
-  stdout_path: string | null;
-  stderr_path: string | null;
-  stdout_off: number | null;
-  stdout_end: number | null;
-  stderr_off: number | null;
-  stderr_end: number | null;
-  log_seq: number | null;
-}
-
 /** Each task's stdout and stderr as `drover logs` reads them (its attempt's place in a file or segment). */
 function readLogs(cwd: string, job: string): Map<number, { out: string; err: string; path: string }> {
   const db = new Database(path.join(cwd, '.drover', 'ledger.db'), { readonly: true });
   const rows = db
     .prepare(
-      'SELECT * FROM attempts WHERE job_id = (SELECT id FROM jobs WHERE name = ?) ORDER BY task_id, attempt',
+      `SELECT task_id, ${ATTEMPT_LOG_COLUMNS} FROM attempts WHERE job_id = (SELECT id FROM jobs WHERE name = ?) ORDER BY task_id, attempt`,
     )
-    .all(job) as AttemptRow[];
+    .all(job) as (AttemptLogs & { task_id: number })[];
   db.close();
-  const read = (row: AttemptRow, stream: 'out' | 'err'): string => {
+  const read = (row: AttemptLogs, stream: 'out' | 'err'): string => {
     const place = placeOf(row, stream);
     const fd = openTaskFile(place.path!);
     try {
@@ -77,20 +65,10 @@ test(`two --no-shared-fs workers on hosts of their own run ${TASKS} tasks while 
   timeout: 600_000,
 }, async (t) => {
   const nets: Netns[] = [];
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'drover-netns-submit-')));
-  let ctx: Awaited<ReturnType<typeof poolWorkspace>>;
-  try {
+  const { cwd, server } = await netnsWorkspace(t, () => {
     nets.push(makeNetns(0), makeNetns(1));
-    ctx = await poolWorkspace(t, ['--host', nets[0]!.hostAddr, '--lost-after', '30'], base);
-  } catch (err) {
-    for (const n of nets) n.remove();
-    fs.rmSync(base, { recursive: true, force: true });
-    throw err;
-  }
-  t.after(() => {
-    if (!process.env.DROVER_TEST_KEEP) fs.rmSync(base, { recursive: true, force: true });
+    return nets[0]!;
   });
-  const { cwd, server } = ctx;
   await idlePool(cwd, 'p');
   const workers = nets.map((net) =>
     startNetnsWorker(net, {

@@ -5,8 +5,9 @@ import { launchTaskStates } from '../../ledger/launch-tasks.js';
 import { type LaunchRow, setLaunchSightings } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { killedWithReason } from '../../ledger/reconcile-reads.js';
-import { markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
+import { awaitRerun, markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { State } from '../../protocol/states.js';
+import { PREEMPTED } from '../../runner/reasons.js';
 import { unreadableWarning } from '../cluster/answer.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
@@ -153,16 +154,33 @@ function durationOf(launch: LaunchRow): number | undefined {
   return (JSON.parse(launch.options) as { duration?: number }).duration;
 }
 
-/** Tasks a scheduler stop killed: `cancelled` if the user cancelled them, `timeout` at h_rt, else `killed`. */
-function settleStopped(ledger: Ledger, launch: LaunchRow, h: GridEngineHandles, work: OpenWork): void {
+/**
+ * Tasks a scheduler stop killed: `queued` (preempted) while their element pends to run again (`qmod -rj`, a
+ * reschedule: its next runner says how they go on), else `cancelled` if the user cancelled them, `timeout` at
+ * h_rt, else `killed`.
+ */
+function settleStopped(
+  ledger: Ledger,
+  launch: LaunchRow,
+  h: GridEngineHandles,
+  work: OpenWork,
+  queue: QueueSnapshot | undefined,
+): void {
   const cancels = cancelRequests(launch.dir);
   const duration = durationOf(launch);
   for (const e of launchElements(h, work.ids)) {
     if (!e.tasks.some((t) => work.stopped.has(t))) continue;
     const after = stoppedAfter(launch, e);
+    const state = queue?.get(e.job)?.get(e.index);
+    // An element that ran and is queued again (Rq): Grid Engine rescheduled it.
+    const pendsAgain = state?.includes('q') === true && !isErrorState(state!);
     for (const t of e.tasks) {
       const attempt = work.stopped.get(t);
       if (attempt === undefined) continue;
+      if (pendsAgain) {
+        awaitRerun(ledger, launch.job_id, launch.id, t, attempt, PREEMPTED);
+        continue;
+      }
       const v = stoppedTaskVerdict(cancels === 'all' || cancels.has(t), after, duration);
       restateEnd(ledger, launch.job_id, launch.id, t, attempt, 'killed', v.state, v.reason);
     }
@@ -236,7 +254,10 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
   const h = readHandles(launch);
   if (!h) return;
   let work = openWork(ledger, launch.id);
-  if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
+  if (work.stopped.size > 0) {
+    settleStopped(ledger, launch, h, work, snapshot());
+    work = openWork(ledger, launch.id); // a task whose element pends again is queued now
+  }
   if (work.open.size === 0) return;
   const queue = snapshot();
   // Grid Engine cannot be asked from here, or its answer was not whole: leave the states as the runners left them.
@@ -256,7 +277,7 @@ function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => Queu
   // An element may have ended between the ingestion and qstat: read its last records before judging it.
   if (ingestLaunch(ledger, launch) > 0) {
     work = openWork(ledger, launch.id);
-    if (work.stopped.size > 0) settleStopped(ledger, launch, h, work);
+    if (work.stopped.size > 0) settleStopped(ledger, launch, h, work, queue);
     const still = new Set(openElements(work).map((e) => e.key));
     gone = gone.filter((e) => still.has(e.key));
     if (gone.length === 0) return;

@@ -93,11 +93,7 @@ async function stepped(site: Site, name: string, n: number, timeoutMs: number): 
 
 export const preemptRequeue: Scenario = {
   name: 'a preempted element (scontrol requeue, qmod -rj) with --requeue 1 runs its task again, resumed; without --requeue the scheduler may not',
-  notFor: (b) =>
-    clustersOnly(b) ??
-    (b.scheduler?.kind === 'gridengine' && !b.scheduler.fake
-      ? 'Son of Grid Engine 8.1.9 here never stops a task qmod -rj reschedules: it shows Rq, waits "until clean up of a previous run has finished" after the task ends by itself, and never runs it again (measured)'
-      : undefined),
+  notFor: clustersOnly,
   timeoutMs: (b) => usual(b) * 2 + 60_000,
   async run(b, site) {
     const s = b.scheduler!;
