@@ -172,8 +172,9 @@ function settleStopped(
     if (!e.tasks.some((t) => work.stopped.has(t))) continue;
     const after = stoppedAfter(launch, e);
     const state = queue?.get(e.job)?.get(e.index);
-    // An element that ran and is queued again (Rq): Grid Engine rescheduled it.
-    const pendsAgain = state?.includes('q') === true && !isErrorState(state!);
+    // An element that ran and is queued again (`Rq`), or rescheduled while its stopped run still ends (`Rr`):
+    // Grid Engine runs it again. Not one being deleted (`dr`) or in error.
+    const pendsAgain = state !== undefined && /[qR]/.test(state) && !/[dE]/.test(state);
     for (const t of e.tasks) {
       const attempt = work.stopped.get(t);
       if (attempt === undefined) continue;

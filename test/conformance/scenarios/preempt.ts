@@ -29,6 +29,16 @@ while [ "$n" -lt 6 ]; do sleep 1 & wait $!; n=$((n + 1)); echo "$n" > "$ck.new";
 echo "done at $n"
 `;
 
+/**
+ * STEPS that wait after their second step until the file `release` is there: a test stops the element while its
+ * task waits there, however late its wait for the second step returns (on the real Grid Engine in CI, a test
+ * process whose event loop concurrent scenarios' spawnSync calls held saw the whole task end first).
+ */
+const GATED_STEPS = STEPS.replace(
+  'while [ "$n" -lt 6 ]; do ',
+  'while [ "$n" -lt 6 ]; do if [ "$n" -ge 2 ] && [ ! -e release ]; then sleep 0.2 & wait $!; continue; fi; ',
+);
+
 /** Run a command with the site's environment; its exit code and output. */
 function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
   const r = spawnSync(argv[0]!, argv.slice(1), {
@@ -97,12 +107,13 @@ export const preemptRequeue: Scenario = {
   timeoutMs: (b) => usual(b) * 2 + 60_000,
   async run(b, site) {
     const s = b.scheduler!;
-    script(site, 'steps.sh', STEPS);
+    script(site, 'steps.sh', GATED_STEPS);
     await prelaunch(site, 'P', 'sh steps.sh', ['a', 'b']);
     await launch(site, 'P', ['--requeue', '1', '--task-timeout', '120', '--kill-grace', '1']);
     const id = submittedId(site.calls(s.submit).at(-1)!)!;
     await stepped(site, 'a', 2, b.settleMs);
     const asked = requeueElement(b, site, id, 1);
+    fs.writeFileSync(path.join(site.cwd, 'release'), '');
     assert.equal(asked.code, 0, asked.text);
     await runAgainNow(b, site, id, 1);
     const done = await settled(b, site, 'P', b.settleMs + 60_000);
