@@ -22,7 +22,7 @@ export type LaunchNotMade = {
  * not depend on the number of tasks (the dispatcher makes their rows in chunks). Refused at once when the pool
  * is missing or its workers could never fit a task.
  */
-export function createPoolLaunch(
+export async function createPoolLaunch(
   ledger: Ledger,
   req: CreateLaunchRequest,
   liveWorkers: (pool: string) => number,
