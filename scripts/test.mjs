@@ -155,6 +155,7 @@ function alone(name) {
   if (ALONE[name]) return ALONE[name];
   const needs = Object.entries(CLUSTERS).find(([c]) => name.startsWith(c))?.[1];
   if (needs?.some((k) => clusterInPlay[k])) return 'the real clusters';
+  if (needs) return undefined; // it only skips
   if (/^conformance\/.*-alone\.test\.ts$/.test(name))
     return 'conformance scenarios that bound how fast answers come';
   return undefined;
@@ -166,12 +167,39 @@ if (unit) files = files.filter((f) => UNIT.some((u) => nameOf(f).startsWith(u)))
 if (patterns.length > 0) files = files.filter((f) => patterns.some((p) => nameOf(f).includes(p)));
 if (files.length === 0) usage(2, `no test file matches ${patterns.map((p) => `'${p}'`).join(', ')}`);
 
+/**
+ * CPU seconds of this process's reaped children and their reaped descendants (Linux's cutime + cstime), or
+ * undefined where /proc is not. A file's CPU is the growth of this across its reaping (a process a test left to
+ * init, like a detached runner, is not counted).
+ */
+const TICKS = 100;
+function childCpu() {
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Test files whose processes reach the npm registry (npm pack, npx): they keep NODE_EXTRA_CA_CERTS, which a
+ * machine behind a TLS proxy sets for npm. Every other file runs without it: Node reads and parses that file at
+ * each start, before any code runs (40 ms of a 90 ms `node -e 0` on the development VM with the system's CA
+ * bundle), and a test file starts drover and the fake schedulers thousands of times, none of them speaking TLS.
+ */
+const TLS = ['package/'];
+const { NODE_EXTRA_CA_CERTS: _, ...noExtraCerts } = process.env;
+const envOf = (js) => (TLS.some((p) => nameOf(js).startsWith(p)) ? process.env : noExtraCerts);
+
 /** Run one file; resolves with its counts, time and output. */
 function runFile(js) {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--test', '--test-reporter=tap', js], {
       cwd: root,
+      env: envOf(js),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -181,6 +209,12 @@ function runFile(js) {
     child.stderr.setEncoding('utf8').on('data', (d) => {
       out += d;
     });
+    let cpu;
+    child.on('exit', () => {
+      const now = childCpu();
+      cpu = now === undefined || cpuSeen === undefined ? undefined : now - cpuSeen;
+      cpuSeen = now;
+    });
     child.on('close', (code, signal) => {
       const count = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(out)?.[1] ?? 0);
       resolve({
@@ -188,6 +222,7 @@ function runFile(js) {
         ok: code === 0,
         why: code === 0 ? '' : signal ? `killed by ${signal}` : `exit ${code}`,
         seconds: (Date.now() - t0) / 1000,
+        cpu,
         tests: count('tests'),
         pass: count('pass'),
         fail: count('fail'),
@@ -234,6 +269,7 @@ function failureDigest(out) {
   return digest.length > 0 ? digest : ['  (no failing test in its output: see above)'];
 }
 
+let cpuSeen = childCpu();
 const results = [];
 function report(r) {
   results.push(r);
@@ -286,12 +322,15 @@ const failed = results.filter((r) => !r.ok);
 if (timings) {
   process.stdout.write('\ntimes, slowest first:\n');
   for (const r of [...results].sort((a, b) => b.seconds - a.seconds))
-    process.stdout.write(`${r.seconds.toFixed(1).padStart(7)} s  ${r.name}\n`);
+    process.stdout.write(
+      `${r.seconds.toFixed(1).padStart(7)} s ${r.cpu === undefined ? '' : `${r.cpu.toFixed(1).padStart(7)} s CPU`}  ${r.name}\n`,
+    );
 }
 const wall = ((Date.now() - t0) / 1000).toFixed(0);
 process.stdout.write(
   `\n# files ${results.length}\n# tests ${sum('tests')}\n# pass ${sum('pass')}\n# fail ${sum('fail')}\n` +
-    `# skipped ${sum('skipped')}\n# todo ${sum('todo')}\n# cancelled ${sum('cancelled')}\n# wall ${wall} s\n`,
+    `# skipped ${sum('skipped')}\n# todo ${sum('todo')}\n# cancelled ${sum('cancelled')}\n# wall ${wall} s\n` +
+    (results.every((r) => r.cpu !== undefined) ? `# cpu ${sum('cpu').toFixed(0)} s\n` : ''),
 );
 if (failed.length > 0) {
   process.stdout.write('\nwhat failed:\n');
