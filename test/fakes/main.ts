@@ -4,9 +4,10 @@ import { type Fault, faultFor, truncated } from './faults.js';
 import { FakeUsage, stateDir } from './state.js';
 
 /**
- * Entry of the FAKE Slurm and Grid Engine commands (test/fakes/bin/* run `node main.js PROG ARGS...`). Each
- * program answers from the state folder, its run is logged in `calls.jsonl`, and the faults of
- * DROVER_FAKE_FAULTS are applied. `main.js controller DIR ID` is the process that runs one job's elements.
+ * Entry of the FAKE Slurm and Grid Engine commands (test/fakes/bin/* ask the state folder's server, serve.ts,
+ * or, without one, run `node main.js PROG ARGS...`). Each program answers from the state folder, its run is
+ * logged in `calls.jsonl`, and the faults of DROVER_FAKE_FAULTS are applied. `main.js controller DIR ID` is the
+ * process that runs one job's elements; `main.js serve DIR` the server.
  */
 
 /** What a fake program answers. */
@@ -27,7 +28,8 @@ export interface Program {
   bare?: (a: Answer) => Answer;
 }
 
-async function load(prog: string): Promise<Program | undefined> {
+/** The fake program named `prog`, or undefined. */
+export async function load(prog: string): Promise<Program | undefined> {
   switch (prog) {
     case 'sbatch':
       return (await import('./slurm/sbatch.js')).sbatch;
@@ -58,6 +60,22 @@ async function load(prog: string): Promise<Program | undefined> {
   }
 }
 
+/** Every fake program's name. */
+export const PROGRAMS = [
+  'sbatch',
+  'squeue',
+  'scancel',
+  'scontrol',
+  'sinfo',
+  'sacct',
+  'qsub',
+  'qstat',
+  'qdel',
+  'qacct',
+  'qconf',
+  'qmod',
+];
+
 function answerWith(program: Program, fault: Fault | undefined, args: string[], dir: string): Answer {
   if (fault === 'down') return program.down;
   if (fault === 'refuse' && program.refuse) return program.refuse;
@@ -66,18 +84,11 @@ function answerWith(program: Program, fault: Fault | undefined, args: string[], 
   return fault === 'truncate' ? { ...a, stdout: truncated(a.stdout) } : a;
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [prog = '', ...args] = argv;
-  if (prog === 'controller') {
-    const { runController } = await import('./controller.js');
-    await runController(args[0]!, Number(args[1]));
-    return 0;
-  }
-  const program = await load(prog);
-  if (!program) {
-    process.stderr.write(`FAKE scheduler: no fake program '${prog}'\n`);
-    return 2;
-  }
+/**
+ * One run of fake program `prog` in this process's environment and folder: its answer, logged in `calls.jsonl`
+ * with the faults of DROVER_FAKE_FAULTS applied. Synchronous, so the server (serve.ts) answers one call at a time.
+ */
+export function answer(program: Program, prog: string, args: string[]): Answer {
   let a: Answer;
   let dir: string | undefined;
   try {
@@ -91,6 +102,27 @@ async function main(argv: string[]): Promise<number> {
     const call = { prog, argv: args, cwd: process.cwd(), at: Date.now() / 1000, ...a };
     fs.appendFileSync(path.join(dir, 'calls.jsonl'), `${JSON.stringify(call)}\n`);
   }
+  return a;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [prog = '', ...args] = argv;
+  if (prog === 'controller') {
+    const { runController } = await import('./controller.js');
+    await runController(args[0]!, Number(args[1]));
+    return 0;
+  }
+  if (prog === 'serve') {
+    const { serve } = await import('./serve.js');
+    await serve(args[0]!);
+    return 0;
+  }
+  const program = await load(prog);
+  if (!program) {
+    process.stderr.write(`FAKE scheduler: no fake program '${prog}'\n`);
+    return 2;
+  }
+  const a = answer(program, prog, args);
   process.stdout.write(a.stdout);
   process.stderr.write(a.stderr);
   return a.status;

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,6 +91,7 @@ export function fakeScheduler(
     DROVER_FAKE_SCHEDULER_DIR: dir,
     DROVER_FAKE_NODE: process.execPath,
   };
+  const server = startServer(dir);
   t.after(async () => {
     const live = () => processesOf(dir).filter((j) => isController(j.controller, dir));
     const cancel = kind === 'slurm' ? 'scancel' : 'qdel';
@@ -111,6 +112,7 @@ export function fakeScheduler(
       for (const pid of j.elements) signal(-pid);
       signal(j.controller);
     }
+    await server.stop();
     if (!process.env.DROVER_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
     if (!gone)
       throw new Error(
@@ -122,6 +124,29 @@ export function fakeScheduler(
     env,
     calls: (prog?: string) =>
       readCalls(path.join(dir, 'calls.jsonl')).filter((c) => !prog || c.prog === prog),
+  };
+}
+
+/**
+ * Start the fake's server for state folder `dir` (test/fakes/serve.ts): the fake commands ask it once it has
+ * written its port, and run a Node process of their own until then. It ends when `stop` closes its stdin, or when
+ * this test process ends, however it ends (its stdin closes then too).
+ */
+function startServer(dir: string): { stop(): Promise<void> } {
+  const log = fs.openSync(path.join(dir, 'server.log'), 'a');
+  const main = path.join(repoRoot, 'dist', 'test', 'fakes', 'main.js');
+  const child = spawn(process.execPath, [main, 'serve', dir], { cwd: dir, stdio: ['pipe', 'ignore', log] });
+  fs.closeSync(log);
+  child.unref();
+  (child.stdin as unknown as { unref(): void }).unref();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async stop() {
+      child.stdin!.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
   };
 }
 
