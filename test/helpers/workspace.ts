@@ -238,9 +238,17 @@ export function ledgerDump(dir: string): string[] | undefined {
   }
 }
 
+/** The longest pause between two probes of `waitFor` (unless its own interval is longer). */
+const LONGEST_PAUSE_MS = 2_000;
+
 /**
  * Poll `probe` until it returns something other than undefined/false; fails with `what` (or what it returns, when
  * it is a function: the message can then tell what the last probe saw) after `timeoutMs`.
+ *
+ * A probe often starts a process (`drover status` asks a scheduler too), whose CPU every test running beside this
+ * one shares, so the pause after a probe is `intervalMs` at least, twice what the probe took (a waiter probes a
+ * third of its time at most, less when the machine is busy and probes slow down), and a tenth of the time waited
+ * so far (a change is seen at most ~10% late), up to 2 s; the last probe comes at the deadline.
  */
 export async function waitFor<T>(
   what: string | (() => string),
@@ -248,20 +256,28 @@ export async function waitFor<T>(
   timeoutMs = 60_000,
   intervalMs = 100,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const start = Date.now();
+  const deadline = start + timeoutMs;
   let last: unknown;
   for (;;) {
+    const t0 = Date.now();
     try {
       const v = await probe();
       if (v !== undefined && v !== false) return v;
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) {
+    const now = Date.now();
+    if (now > deadline) {
       const named = typeof what === 'string' ? what : what();
       throw new Error(`gave up waiting for ${named}${last ? `: ${String(last)}` : ''}`);
     }
-    await new Promise((r) => setTimeout(r, intervalMs));
+    const pause = Math.min(
+      Math.max(intervalMs, 2 * (now - t0), (t0 - start) / 10),
+      Math.max(intervalMs, LONGEST_PAUSE_MS),
+      deadline - now + 1,
+    );
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
 
