@@ -2,8 +2,8 @@ import fs from 'node:fs';
 
 /** Processes as the FAKE schedulers see them: parent links and signals, read from /proc. */
 
-/** Parent pid of every live process. */
-function parents(): Map<number, number> {
+/** Parent pid of every live process (one read of /proc/PID/stat each: take it once for all elements of a tick). */
+export function parents(): Map<number, number> {
   const out = new Map<number, number>();
   for (const name of fs.readdirSync('/proc')) {
     const pid = Number(name);
@@ -23,8 +23,7 @@ function parents(): Map<number, number> {
  * Add to `tracked` every live descendant of its members (Slurm's proctrack/linuxproc follows parent links the
  * same way; the fake keeps what it saw, so a process whose parent died is still stopped with its element).
  */
-export function trackDescendants(tracked: Set<number>): void {
-  const ppid = parents();
+export function trackDescendants(tracked: Set<number>, ppid = parents()): void {
   let grew = true;
   while (grew) {
     grew = false;
