@@ -28,53 +28,29 @@ export interface Program {
   bare?: (a: Answer) => Answer;
 }
 
-/** The fake program named `prog`, or undefined. */
-export async function load(prog: string): Promise<Program | undefined> {
-  switch (prog) {
-    case 'sbatch':
-      return (await import('./slurm/sbatch.js')).sbatch;
-    case 'squeue':
-      return (await import('./slurm/squeue.js')).squeue;
-    case 'scancel':
-      return (await import('./slurm/scancel.js')).scancel;
-    case 'scontrol':
-      return (await import('./slurm/config.js')).scontrol;
-    case 'sinfo':
-      return (await import('./slurm/config.js')).sinfo;
-    case 'sacct':
-      return (await import('./slurm/sacct.js')).sacct;
-    case 'qsub':
-      return (await import('./gridengine/qsub.js')).qsub;
-    case 'qstat':
-      return (await import('./gridengine/qstat.js')).qstat;
-    case 'qdel':
-      return (await import('./gridengine/qdel.js')).qdel;
-    case 'qacct':
-      return (await import('./gridengine/qacct.js')).qacct;
-    case 'qconf':
-      return (await import('./gridengine/qconf.js')).qconf;
-    case 'qmod':
-      return (await import('./gridengine/qmod.js')).qmod;
-    default:
-      return undefined;
-  }
-}
+/** Each fake program by name, loaded on first use. */
+const LOADERS: Record<string, () => Promise<Program>> = {
+  sbatch: async () => (await import('./slurm/sbatch.js')).sbatch,
+  squeue: async () => (await import('./slurm/squeue.js')).squeue,
+  scancel: async () => (await import('./slurm/scancel.js')).scancel,
+  scontrol: async () => (await import('./slurm/config.js')).scontrol,
+  sinfo: async () => (await import('./slurm/config.js')).sinfo,
+  sacct: async () => (await import('./slurm/sacct.js')).sacct,
+  qsub: async () => (await import('./gridengine/qsub.js')).qsub,
+  qstat: async () => (await import('./gridengine/qstat.js')).qstat,
+  qdel: async () => (await import('./gridengine/qdel.js')).qdel,
+  qacct: async () => (await import('./gridengine/qacct.js')).qacct,
+  qconf: async () => (await import('./gridengine/qconf.js')).qconf,
+  qmod: async () => (await import('./gridengine/qmod.js')).qmod,
+};
 
 /** Every fake program's name. */
-export const PROGRAMS = [
-  'sbatch',
-  'squeue',
-  'scancel',
-  'scontrol',
-  'sinfo',
-  'sacct',
-  'qsub',
-  'qstat',
-  'qdel',
-  'qacct',
-  'qconf',
-  'qmod',
-];
+export const PROGRAMS = Object.keys(LOADERS);
+
+/** The fake program named `prog`, or undefined. */
+export async function load(prog: string): Promise<Program | undefined> {
+  return Object.hasOwn(LOADERS, prog) ? LOADERS[prog]!() : undefined;
+}
 
 function answerWith(program: Program, fault: Fault | undefined, args: string[], dir: string): Answer {
   if (fault === 'down') return program.down;
