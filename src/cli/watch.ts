@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { refresh } from '../backends/refresh.js';
 import { usageError } from '../errors.js';
 import { loadJob } from '../launch/load-job.js';
+import { jobStatus } from '../launch/status.js';
 import { jobNotFound } from '../ledger/jobs.js';
 import { getLaunch, jobLaunches, type LaunchRow } from '../ledger/launches.js';
 import { endedBadly, endedBadlyCount, launchCounts, taskLabeler } from '../ledger/queries.js';
@@ -16,6 +17,8 @@ import { openExistingWorkspace, type Workspace } from './workspace.js';
 interface WatchOptions {
   launch?: number;
   quiet?: boolean;
+  /** No live view: the job's status (as `drover status J --json`) as a JSON line at once and at each change. */
+  json?: boolean;
   /** Nothing on stdout (`launch --follow --json` printed its JSON already). */
   silent?: boolean;
 }
@@ -37,6 +40,10 @@ export function registerWatch(program: Command): void {
       intOption('--launch', COUNTS.tasks),
     )
     .option('-q, --quiet', 'no live view: wait, then print the summary')
+    .option(
+      '--json',
+      "no live view: print the job's status (as drover status J --json) on one line at once and at each change",
+    )
     .action(async (job: string, opts: WatchOptions) => {
       process.exitCode = await watch(job, opts);
     });
@@ -84,6 +91,7 @@ async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => b
   if (!ws) throw jobNotFound(jobname);
   const job = loadJob(ws, jobname, { report: note });
   const chosen = pick(ws, job.id, jobname, opts.launch);
+  if (opts.json === true) return watchJson(ws, jobname, chosen.id, stopped);
   const show = opts.quiet !== true && opts.silent !== true;
   const view = show
     ? new Progress(chosen.task_count, jobname, { label: taskLabeler(ws.ledger, jobname) })
@@ -123,6 +131,39 @@ async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => b
     if (stopped()) {
       view?.stop();
       note(`drover: stopped watching; launch ${launch.id} runs on (drover watch ${jobname} to watch again)`);
+      return 130;
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/**
+ * `watch --json`: the job's status object as `status --json` prints it, one line each time it differs from the
+ * last one printed (the first at once), until the launch has ended; the exit code as the live view's.
+ */
+async function watchJson(
+  ws: Workspace,
+  jobname: string,
+  launchId: number,
+  stopped: () => boolean,
+): Promise<number> {
+  let last = '';
+  for (let first = true; ; first = false) {
+    // Whether it has ended is read before the status: the last line printed is then the status at its end.
+    const ended = !getLaunch(ws.ledger, launchId)!.open;
+    const line = JSON.stringify(jobStatus(ws, jobname, first ? note : undefined));
+    if (line !== last) {
+      process.stdout.write(`${line}\n`);
+      last = line;
+    }
+    if (ended) {
+      const launch = getLaunch(ws.ledger, launchId)!;
+      return launchCounts(ws.ledger, launchId).succeeded === launch.task_count ? 0 : 1;
+    }
+    // Ended while being read: once more at once, for the status at its end.
+    if (!getLaunch(ws.ledger, launchId)!.open) continue;
+    if (stopped()) {
+      note(`drover: stopped watching; launch ${launchId} runs on (drover watch ${jobname} to watch again)`);
       return 130;
     }
     await new Promise((r) => setTimeout(r, POLL_MS));

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type Counts, counts, list, status } from '../helpers/contract.js';
+import { type Counts, counts, list, status, statusWhen } from '../helpers/contract.js';
 import { droverJson, runDrover } from '../helpers/drover.js';
 import { ledgerDump, tempWorkspace, waitFor } from '../helpers/workspace.js';
 
@@ -86,7 +86,7 @@ test('re-prelaunch while a launch runs is refused and writes nothing; +append is
   const cwd = tempWorkspace(t);
   await ok(['prelaunch', '+command', 'sleep 30; echo', '+jobname', 'j', '+pos-arg', '1', '2', '+q'], cwd);
   await ok(['launch', '--jobname', 'j', '--detach', '--kill-grace', '1', '--max-tasks', '4'], cwd);
-  await waitFor('both tasks to run', async () => (await status('j', { cwd })).counts.running === 2);
+  await statusWhen('j', { cwd }, 'both tasks to run', (s) => s.counts.running === 2);
   const jobfile = fs.readFileSync(jobfileOf(cwd, 'j'), 'utf8');
   const tasksBefore = ledgerDump(cwd)!.filter((l) => l.startsWith('tasks '));
   const refused = await runDrover(['prelaunch', '+command', 'echo', '+jobname', 'j', '+pos-arg', 'X'], {
@@ -117,7 +117,7 @@ test('a jobfile edited behind drover’s back while its launch runs: the rules a
     cwd,
   );
   await ok(['launch', '--jobname', 'j', '--detach', '--kill-grace', '1', '--max-tasks', '4'], cwd);
-  await waitFor('three tasks to run', async () => (await status('j', { cwd })).counts.running === 3);
+  await statusWhen('j', { cwd }, 'three tasks to run', (s) => s.counts.running === 3);
   // Task 2 gets a new command, task 3 leaves.
   writeByHand(cwd, 'j', [
     [1, 'sleep 30; echo 1'],
@@ -207,7 +207,7 @@ for (const [variant, values] of Object.entries(VARIANTS)) {
         assert.equal((await prelaunch(['1', '2', '3', '4'])).code, 0);
         if (when === 'during') {
           await ok(['launch', '--jobname', 'm', '--detach', '--kill-grace', '1', '--max-tasks', '4'], cwd);
-          await waitFor('four running', async () => (await status('m', { cwd })).counts.running === 4);
+          await statusWhen('m', { cwd }, 'four running', (s) => s.counts.running === 4);
         } else if (when === 'after') {
           await ok(['launch', '--jobname', 'm', '-q'], cwd);
         }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { test } from 'node:test';
 import { droverJson, runDrover, startDrover } from '../helpers/drover.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
@@ -79,4 +81,70 @@ test('watch says an attempt --requeue ran again was requeued, not a plain failur
   const w = await runDrover(['watch', 'R'], { cwd });
   assert.equal(w.code, 0, w.stderr);
   assert.match(w.stderr, /task 1 \(pos1=a\) attempt 1 failed: exit 75 \(checkpointed\)[^\n]*, requeued/);
+});
+
+test('watch --json prints the status object at once and at each change, one line each, the last its end', async (t) => {
+  const cwd = tempWorkspace(t);
+  // Task 1 fails at once; task 2 waits for the test's go, so the watcher sees it running first.
+  writeScript(cwd, 'task.sh', '[ "$1" = bad ] && exit 3\nwhile [ ! -e go ]; do sleep 0.1; done\n');
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'sh task.sh', '+pos-arg', 'bad', 'ok', '+jobname', 'J', '+q'],
+    { cwd },
+  );
+  assert.equal(pre.code, 0, pre.stderr);
+  const l = await runDrover(['launch', 'J', '--detach', '-q'], { cwd });
+  assert.equal(l.code, 0, l.stderr);
+  const w = startDrover(['watch', 'J', '--json'], { cwd });
+  let out = '';
+  w.child.stdout!.on('data', (d: Buffer | string) => {
+    out += String(d);
+  });
+  const seen = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Status);
+  await waitFor('a status with task 2 running', () => seen().some((s) => s.counts.running === 1));
+  writeFileSync(path.join(cwd, 'go'), '');
+  const r = await w.result;
+  assert.equal(r.code, 1, `one task failed: ${r.stderr}`);
+  assert.equal(r.stderr, '');
+  const lines = r.stdout.split('\n');
+  assert.equal(lines.pop(), '', 'every line ends');
+  // Each line a change: no two in a row alike.
+  for (let i = 1; i < lines.length; i++) assert.notEqual(lines[i], lines[i - 1], `line ${i + 1} repeats`);
+  // The last is the status at the end, as `drover status --json` prints it.
+  const now = await runDrover(['status', 'J', '--json'], { cwd });
+  assert.deepEqual(JSON.parse(lines.at(-1)!), JSON.parse(now.stdout));
+  const end = JSON.parse(lines.at(-1)!) as Status;
+  assert.deepEqual([end.counts.succeeded, end.counts.failed, end.counts.running], [1, 1, 0]);
+  // A launch that has ended: its status once, and the exit code at once.
+  const again = await runDrover(['watch', 'J', '--json'], { cwd });
+  assert.equal(again.code, 1, again.stderr);
+  assert.deepEqual(
+    again.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((x) => JSON.parse(x)),
+    [JSON.parse(now.stdout)],
+  );
+});
+
+test('watch --json refuses what watch refuses, in one line with exit 2 and nothing on stdout', async (t) => {
+  const cwd = tempWorkspace(t);
+  const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', 'N', '+q'], { cwd });
+  assert.equal(pre.code, 0, pre.stderr);
+  for (const args of [
+    ['watch', 'N', '--json'], // no launch yet
+    ['watch', 'nosuch', '--json'],
+    ['watch', '../N', '--json'],
+    ['watch', 'N\n', '--json'],
+    ['watch', 'N', '--json', '--launch', '7'],
+    ['watch', 'N', '--json=yes'],
+  ]) {
+    const r = await runDrover(args, { cwd });
+    assert.equal(r.code, 2, `${JSON.stringify(args)}: ${r.stderr}`);
+    assert.equal(r.stdout, '', JSON.stringify(args));
+    assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, `${JSON.stringify(args)}: ${r.stderr}`);
+  }
 });

@@ -1,4 +1,4 @@
-import { droverJson, type RunOptions } from './drover.js';
+import { droverJson, type RunOptions, watchStatus } from './drover.js';
 
 /** The states of docs/concepts.md, in its order. */
 export const ALL_STATES = [
@@ -49,6 +49,22 @@ export function counts(some: Partial<Counts>): Counts {
 /** `drover status JOB --json`. */
 export function status(job: string, opts: RunOptions): Promise<JobStatus> {
   return droverJson<JobStatus>(['status', job, '--json'], opts);
+}
+
+/**
+ * Wait until the job's status (as `drover status JOB --json`) is one `done` accepts, following it with one
+ * `drover watch JOB --json`, and return it.
+ */
+export function statusWhen(
+  job: string,
+  opts: RunOptions,
+  what: string,
+  done: (s: JobStatus) => boolean,
+  timeoutMs = 60_000,
+): Promise<JobStatus> {
+  return watchStatus<JobStatus>(job, opts, done, timeoutMs, (last) =>
+    last ? `${what} (last seen: ${JSON.stringify(last.counts)})` : what,
+  );
 }
 
 /** `drover list --jobname JOB --json`. */

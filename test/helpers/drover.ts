@@ -95,3 +95,54 @@ export async function droverJson<T = unknown>(args: readonly string[], opts: Run
 export function lines(text: string): string[] {
   return text.split('\n').filter((l, i, all) => !(l === '' && i === all.length - 1));
 }
+
+/**
+ * Wait until `drover watch JOB --json` prints a status that `done` accepts, and return it: one drover process
+ * follows the job where a poll would start one per look. A watcher ends with its launch; when one ends (or
+ * cannot start: no launch yet) before a status is accepted, another is started after a pause, until the
+ * deadline. The failure names what was awaited and the last status seen.
+ */
+export async function watchStatus<T>(
+  job: string,
+  opts: RunOptions,
+  done: (s: T) => boolean,
+  timeoutMs: number,
+  what: (last: T | undefined) => string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  let lastEnd = '';
+  for (let pause = 200; ; pause = Math.min(2 * pause, 2_000)) {
+    const w = startDrover(['watch', job, '--json'], opts);
+    let buffered = '';
+    let accepted: T | undefined;
+    const found = new Promise<void>((resolve) => {
+      w.child.stdout!.on('data', (d: string) => {
+        buffered += d;
+        for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (accepted !== undefined) continue;
+          last = JSON.parse(line) as T;
+          if (done(last)) {
+            accepted = last;
+            resolve();
+          }
+        }
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+    });
+    await Promise.race([found, late, w.result]);
+    clearTimeout(timer);
+    if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGTERM');
+    const end = await w.result;
+    if (accepted !== undefined) return accepted;
+    if (end.code !== 0 && end.code !== 1 && end.signal === null)
+      lastEnd = `; drover watch exited ${end.code}: ${end.stderr.trim()}`;
+    if (Date.now() >= deadline) throw new Error(`gave up waiting for ${what(last)}${lastEnd}`);
+    await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, deadline - Date.now()))));
+  }
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { counts, status } from '../helpers/contract.js';
+import { counts, status, statusWhen } from '../helpers/contract.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 import { api, FakeWorker, poolToken } from './fake-worker.js';
@@ -150,7 +150,7 @@ test('--follow rides out a controller restart on another port', { timeout: 180_0
   );
   assert.equal(pre.code, 0, pre.stderr);
   const f = startDrover(['launch', '--pool', 'p', '--jobname', 'F', '--follow'], { cwd });
-  await waitFor('tasks running', async () => (await status('F', { cwd })).counts.running > 0);
+  await statusWhen('F', { cwd }, 'tasks running', (s) => s.counts.running > 0);
   ctx.server.proc.child.kill('SIGKILL');
   await ctx.server.proc.result;
   await new Promise((r) => setTimeout(r, 1500));

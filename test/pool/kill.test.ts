@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { counts, list, status } from '../helpers/contract.js';
+import { counts, list, status, statusWhen } from '../helpers/contract.js';
 import { runDrover } from '../helpers/drover.js';
 import { waitFor } from '../helpers/workspace.js';
 import { attempts, createPool, poolWorkspace, startServer } from './helpers.js';
@@ -48,14 +48,14 @@ test('SIGKILL of one worker mid-run: its running task shows a lost attempt and s
     { cwd },
   );
   assert.equal(r.code, 0, r.stderr);
-  await waitFor('20 tasks done', async () => (await status('K', { cwd })).counts.succeeded >= 20);
+  await statusWhen('K', { cwd }, '20 tasks done', (s) => s.counts.succeeded >= 20);
   const ps = await runDrover(['pool', 'status', 'p', '--json'], { cwd });
   const victim = (
     JSON.parse(ps.stdout) as { workers: { id: string; pid: number; tasks: string[] }[] }
   ).workers.find((w) => w.tasks.length > 0)!;
   process.kill(victim.pid, 'SIGKILL');
 
-  await waitFor('the launch to end', async () => (await status('K', { cwd })).counts.succeeded === n, 90_000);
+  await statusWhen('K', { cwd }, 'the launch to end', (s) => s.counts.succeeded === n, 90_000);
   const s = await status('K', { cwd });
   assert.deepEqual(s.counts, counts({ succeeded: n }));
   const rows = attempts(cwd, 'K');
@@ -101,17 +101,13 @@ test('SIGKILL of the server mid-run, then a restart: the launch completes, nothi
   await createPool(cwd, 'p', ['--workers', '2', '--cpus', '2']);
   const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'S'], { cwd });
   assert.equal(r.code, 0, r.stderr);
-  await waitFor('30 tasks done', async () => (await status('S', { cwd })).counts.succeeded >= 30);
+  await statusWhen('S', { cwd }, '30 tasks done', (s) => s.counts.succeeded >= 30);
   ctx.server.proc.child.kill('SIGKILL');
   await ctx.server.proc.result;
   // The workers go on with what they hold and keep its records until a controller takes them.
   await new Promise((res) => setTimeout(res, 1000));
   ctx.server = await startServer(cwd, ['--lost-after', '5'], ctx.server.port);
-  await waitFor(
-    'the launch to end',
-    async () => (await status('S', { cwd })).counts.succeeded === n,
-    120_000,
-  );
+  await statusWhen('S', { cwd }, 'the launch to end', (s) => s.counts.succeeded === n, 120_000);
   const s = await status('S', { cwd });
   assert.deepEqual(s.counts, counts({ succeeded: n }));
   const rows = attempts(cwd, 'S');
@@ -139,7 +135,7 @@ test('SIGKILL of the server, then a restart on another port: workers come back u
   assert.equal(before.length, 2);
   const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'N'], { cwd });
   assert.equal(r.code, 0, r.stderr);
-  await waitFor('20 tasks done', async () => (await status('N', { cwd })).counts.succeeded >= 20);
+  await statusWhen('N', { cwd }, '20 tasks done', (s) => s.counts.succeeded >= 20);
   const oldPort = ctx.server.port;
   ctx.server.proc.child.kill('SIGKILL');
   await ctx.server.proc.result;
@@ -154,11 +150,7 @@ test('SIGKILL of the server, then a restart on another port: workers come back u
   t.after(() => blocker.close());
   ctx.server = await startServer(cwd, ['--lost-after', '5']);
   assert.notEqual(ctx.server.port, oldPort);
-  await waitFor(
-    'the launch to end',
-    async () => (await status('N', { cwd })).counts.succeeded === n,
-    120_000,
-  );
+  await statusWhen('N', { cwd }, 'the launch to end', (s) => s.counts.succeeded === n, 120_000);
   const rows = attempts(cwd, 'N');
   assert.equal(rows.length, n, 'one attempt per task: nothing lost, nothing rerun');
   assert.ok(rows.every((a) => a.state === 'succeeded' && a.attempt === 1));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { counts, list, status } from '../helpers/contract.js';
+import { counts, list, status, statusWhen } from '../helpers/contract.js';
 import { runDrover } from '../helpers/drover.js';
 import { createPool, poolWorkspace } from './helpers.js';
 
@@ -143,7 +143,7 @@ test('cancel, pool status and pool down work on a pool launch', async (t) => {
   const r = await runDrover(['launch', '--pool', 'p', '--jobname', 'L', '--kill-grace', '1'], { cwd });
   assert.equal(r.code, 0, r.stderr);
   const { waitFor } = await import('../helpers/workspace.js');
-  await waitFor('2 tasks running', async () => (await status('L', { cwd })).counts.running === 2);
+  await statusWhen('L', { cwd }, '2 tasks running', (s) => s.counts.running === 2);
   const ps = await runDrover(['pool', 'status', 'p', '--json'], { cwd });
   const pool = JSON.parse(ps.stdout) as {
     workers: { free_slots: number; tasks: string[] }[];

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { condenseIds } from '../../../src/tasklist/tasklist.js';
-import { counts, list, status } from '../../helpers/contract.js';
+import { counts, list, status, statusWhen } from '../../helpers/contract.js';
 import { droverJson, lines, repoRoot, runDrover, startDrover } from '../../helpers/drover.js';
 import { waitFor, writeScript } from '../../helpers/workspace.js';
 import {
@@ -248,11 +248,12 @@ describe('drover on a real Slurm', { skip: SLURM_SKIP, concurrency: true }, () =
     const cwd = slurmWorkspace(t);
     await prelaunch(cwd, 'K', 'sleep', Array(8).fill(300));
     const l = await launch(cwd, 'K', '--tasks-per-node', '4', '--max-tasks-per-node', '2');
-    await waitFor(
+    await statusWhen(
+      'K',
+      { cwd },
       'two tasks running in each element',
-      async () => (await status('K', { cwd })).counts.running === 4,
+      (s) => s.counts.running === 4,
       60_000,
-      500,
     );
     // Task 1 runs and task 3 waits for a slot, both in element 1.
     const r = await runDrover(['cancel', 'K', '--tasklist', '1,3', '--yes'], { cwd });
