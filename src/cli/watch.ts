@@ -7,9 +7,9 @@ import { jobNotFound } from '../ledger/jobs.js';
 import { getLaunch, jobLaunches, type LaunchRow } from '../ledger/launches.js';
 import { endedBadly, endedBadlyCount, launchCounts, taskLabeler } from '../ledger/queries.js';
 import { validateJobname } from '../sweep/index.js';
-import { COUNTS } from '../util/limits.js';
+import { COUNTS, SECONDS } from '../util/limits.js';
 import { note } from './output.js';
-import { intOption } from './parse.js';
+import { durationOption, intOption } from './parse.js';
 import { Progress } from './progress.js';
 import { printLaunchSummary } from './summary.js';
 import { openExistingWorkspace, type Workspace } from './workspace.js';
@@ -19,6 +19,8 @@ interface WatchOptions {
   quiet?: boolean;
   /** No live view: the job's status (as `drover status J --json`) as a JSON line at once and at each change. */
   json?: boolean;
+  /** Seconds between reads of the ledger (POLL_MS by default). */
+  interval?: number;
   /** Nothing on stdout (`launch --follow --json` printed its JSON already). */
   silent?: boolean;
 }
@@ -40,6 +42,11 @@ export function registerWatch(program: Command): void {
       intOption('--launch', COUNTS.tasks),
     )
     .option('-q, --quiet', 'no live view: wait, then print the summary')
+    .option(
+      '--interval <seconds>',
+      'how often to read the ledger, which on a cluster asks its queue (default 0.5)',
+      durationOption('--interval', SECONDS.watchInterval),
+    )
     .option(
       '--json',
       "no live view: print the job's status (as drover status J --json) on one line at once and at each change",
@@ -91,7 +98,8 @@ async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => b
   if (!ws) throw jobNotFound(jobname);
   const job = loadJob(ws, jobname, { report: note });
   const chosen = pick(ws, job.id, jobname, opts.launch);
-  if (opts.json === true) return watchJson(ws, jobname, chosen.id, stopped);
+  const every = opts.interval !== undefined ? opts.interval * 1000 : POLL_MS;
+  if (opts.json === true) return watchJson(ws, jobname, chosen.id, every, stopped);
   const show = opts.quiet !== true && opts.silent !== true;
   const view = show
     ? new Progress(chosen.task_count, jobname, { label: taskLabeler(ws.ledger, jobname) })
@@ -133,7 +141,7 @@ async function watchLaunch(jobname: string, opts: WatchOptions, stopped: () => b
       note(`drover: stopped watching; launch ${launch.id} runs on (drover watch ${jobname} to watch again)`);
       return 130;
     }
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await new Promise((r) => setTimeout(r, every));
   }
 }
 
@@ -145,6 +153,7 @@ async function watchJson(
   ws: Workspace,
   jobname: string,
   launchId: number,
+  every: number,
   stopped: () => boolean,
 ): Promise<number> {
   let last = '';
@@ -166,6 +175,6 @@ async function watchJson(
       note(`drover: stopped watching; launch ${launchId} runs on (drover watch ${jobname} to watch again)`);
       return 130;
     }
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await new Promise((r) => setTimeout(r, every));
   }
 }

@@ -63,6 +63,8 @@ export const SECONDS = {
   lostAfter: { min: 1, max: DAY, unit: 's' },
   /** pool create --auto --idle-timeout. */
   idleTimeout: { min: 1, max: 7 * DAY, unit: 's' },
+  /** watch --interval: how often the ledger (and a cluster's queue) is read. */
+  watchInterval: { min: 0.1, max: 3600, unit: 's' },
   /** worker --patience. */
   patience: { min: 0, max: 365 * DAY, unit: 's' },
 } satisfies Record<string, Range>;

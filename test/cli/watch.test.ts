@@ -94,7 +94,7 @@ test('watch --json prints the status object at once and at each change, one line
   assert.equal(pre.code, 0, pre.stderr);
   const l = await runDrover(['launch', 'J', '--detach', '-q'], { cwd });
   assert.equal(l.code, 0, l.stderr);
-  const w = startDrover(['watch', 'J', '--json'], { cwd });
+  const w = startDrover(['watch', 'J', '--json', '--interval', '0.2'], { cwd });
   let out = '';
   w.child.stdout!.on('data', (d: Buffer | string) => {
     out += String(d);
@@ -130,21 +130,31 @@ test('watch --json prints the status object at once and at each change, one line
   );
 });
 
-test('watch --json refuses what watch refuses, in one line with exit 2 and nothing on stdout', async (t) => {
+test('watch --json refuses what watch refuses, and --interval values out of range, in one line with exit 2', async (t) => {
   const cwd = tempWorkspace(t);
-  const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', 'N', '+q'], { cwd });
-  assert.equal(pre.code, 0, pre.stderr);
+  for (const job of ['N', 'D']) {
+    const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', job, '+q'], { cwd });
+    assert.equal(pre.code, 0, pre.stderr);
+  }
+  // D has a launch (ended): what is refused of it is the interval alone.
+  const l = await runDrover(['launch', 'D', '-q'], { cwd });
+  assert.equal(l.code, 0, l.stderr);
+  const intervals = ['0', '0.01', '-1', 'abc', '1e3', '3601', '', '1;rm -rf /'];
   for (const args of [
     ['watch', 'N', '--json'], // no launch yet
     ['watch', 'nosuch', '--json'],
     ['watch', '../N', '--json'],
     ['watch', 'N\n', '--json'],
-    ['watch', 'N', '--json', '--launch', '7'],
-    ['watch', 'N', '--json=yes'],
+    ['watch', 'D', '--json', '--launch', '7'],
+    ['watch', 'D', '--json=yes'],
+    ...intervals.map((v) => ['watch', 'D', '--json', '--interval', v]),
   ]) {
     const r = await runDrover(args, { cwd });
     assert.equal(r.code, 2, `${JSON.stringify(args)}: ${r.stderr}`);
     assert.equal(r.stdout, '', JSON.stringify(args));
     assert.equal(r.stderr.split('\n').filter(Boolean).length, 1, `${JSON.stringify(args)}: ${r.stderr}`);
+    if (args.includes('--interval')) assert.match(r.stderr, /--interval/, r.stderr);
   }
+  const ok = await runDrover(['watch', 'D', '--json', '--interval', '0.1'], { cwd });
+  assert.equal(ok.code, 0, ok.stderr);
 });

@@ -108,12 +108,14 @@ export async function watchStatus<T>(
   done: (s: T) => boolean,
   timeoutMs: number,
   what: (last: T | undefined) => string,
+  intervalMs?: number,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  const every = intervalMs !== undefined ? ['--interval', String(intervalMs / 1000)] : [];
   let last: T | undefined;
   let lastEnd = '';
   for (let pause = 200; ; pause = Math.min(2 * pause, 2_000)) {
-    const w = startDrover(['watch', job, '--json'], opts);
+    const w = startDrover(['watch', job, '--json', ...every], opts);
     let buffered = '';
     let accepted: T | undefined;
     const found = new Promise<void>((resolve) => {
