@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { type Counts, counts, list, status, statusWhen } from '../helpers/contract.js';
 import { droverJson, runDrover } from '../helpers/drover.js';
-import { ledgerDump, tempWorkspace, waitFor } from '../helpers/workspace.js';
+import { ledgerDump, tempWorkspace } from '../helpers/workspace.js';
 
 const jobfileOf = (cwd: string, job: string) => path.join(cwd, '.drover', 'jobs', job, 'jobs.json');
 

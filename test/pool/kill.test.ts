@@ -4,7 +4,6 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { counts, list, status, statusWhen } from '../helpers/contract.js';
 import { runDrover } from '../helpers/drover.js';
-import { waitFor } from '../helpers/workspace.js';
 import { attempts, createPool, poolWorkspace, startServer } from './helpers.js';
 
 /** Prelaunch `n` tasks that sleep, then mark their run in runs/<task> (a task stopped mid-way marks nothing). */
