@@ -217,12 +217,17 @@ export interface Backend {
    * ingested): tasks whose runner or scheduler entry is gone without a final record become `lost`, scheduler
    * facts such as pending or timeout are applied. A refresh hands each backend all its open launches at once,
    * so a scheduler is asked once for all of them (one squeue, one qstat), not once per launch. Called inside a
-   * write transaction.
+   * write transaction. Returns the launches that must stay open though none of their tasks is queued or running:
+   * those with a task whose end can still change (a scheduler's stop ended it while the scheduler still holds its
+   * element, which may run again).
    */
-  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void;
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): ReadonlySet<number>;
   /** Ask the backend to stop these tasks of a launch (or all); the ledger records `cancelled` as they stop. */
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void;
 }
+
+/** What `reconcile` returns for launches none of which must stay open. */
+export const NONE_KEPT_OPEN: ReadonlySet<number> = new Set();
 
 const RAN_IN_PART = Symbol('the launch ran in part');
 

@@ -7,7 +7,8 @@ import { backendFor } from './registry.js';
 
 /**
  * Bring the ledger up to date for a job (or every job): ingest what runners wrote, let each backend fill in
- * what runners could not say, and close launches that are done. Cheap when nothing is open. A ledger opened
+ * what runners could not say, and close launches that are done (a launch whose backend says a task's end can
+ * still change stays open: a closed launch's record is final). Cheap when nothing is open. A ledger opened
  * for reading is brought up to date as far as the disk lets it (see Ledger.refreshing).
  */
 export function refresh(ledger: Ledger, jobId?: number): void {
@@ -24,8 +25,10 @@ export function refresh(ledger: Ledger, jobId?: number): void {
       else byBackend.set(backend, [launch]);
     }
     ledger.write(() => {
-      for (const [backend, list] of byBackend) backend.reconcile(ledger, list);
-      for (const launch of launches) closeLaunchIfDone(ledger, launch.id);
+      const keepOpen = new Set<number>();
+      for (const [backend, list] of byBackend)
+        for (const id of backend.reconcile(ledger, list)) keepOpen.add(id);
+      for (const launch of launches) if (!keepOpen.has(launch.id)) closeLaunchIfDone(ledger, launch.id);
     });
   });
 }

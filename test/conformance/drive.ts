@@ -140,10 +140,15 @@ function seen(s: Status): string {
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   const failed = s.failed.map((f) => `${f.task} ${f.state}${f.reason ? ` (${f.reason})` : ''}`).join('; ');
-  return failed ? `${counts}; not succeeded: ${failed}` : counts || 'no tasks';
+  const open = s.launches.filter((l) => l.open).map((l) => l.id);
+  const launches = open.length > 0 ? `; open launches: ${open.join(', ')}` : '';
+  return `${failed ? `${counts}; not succeeded: ${failed}` : counts || 'no tasks'}${launches}`;
 }
 
-/** `drover status` once no task of the job is queued or running. */
+/**
+ * `drover status` once no task of the job is queued or running and its launches are closed: a task's end is final
+ * only then (a requeued element's stopped attempt shows `killed` while the scheduler holds it to run again).
+ */
 export function settled(
   b: BackendUnderTest,
   site: Site,
@@ -155,7 +160,7 @@ export function settled(
     site,
     job,
     'every task to end',
-    (s) => s.counts.queued + s.counts.running === 0,
+    (s) => s.counts.queued + s.counts.running === 0 && s.launches.every((l) => !l.open),
     timeoutMs,
   );
 }

@@ -9,7 +9,12 @@ import { packed } from './scenarios/packed.js';
 import { poolAuto, poolAutoPaused, poolAutoRefused } from './scenarios/pool-auto.js';
 import { poolArrayLimit, poolRefusedOrUnreachable, poolRefusedRequest } from './scenarios/pool-refusals.js';
 import { poolOnScheduler } from './scenarios/pool-workers.js';
-import { preemptedByPartition, preemptRequeue, requeueAtElementLimit } from './scenarios/preempt.js';
+import {
+  preemptedByPartition,
+  preemptRequeue,
+  requeueAtElementLimit,
+  requeueKeepsLaunchOpen,
+} from './scenarios/preempt.js';
 import { refusedOrUnreachable, refusedRequest, rollback } from './scenarios/refusals.js';
 import { requeueAtLimit } from './scenarios/requeue.js';
 import { bestOfSweep } from './scenarios/results.js';
@@ -30,6 +35,7 @@ export const SCENARIOS: Scenario[] = [
   warnBeforeElementLimit,
   requeueAtLimit,
   preemptRequeue,
+  requeueKeepsLaunchOpen,
   preemptedByPartition,
   requeueAtElementLimit,
   limitVariables,

@@ -24,7 +24,14 @@ export interface JobStatus {
   counts: Counts;
   /** Attempts `--requeue` ran again (issue 34), apart from the counts. */
   requeues: number;
-  launches: { id: string; backend: string; tasklist: string; counts: Counts; requeues: number }[];
+  launches: {
+    id: string;
+    backend: string;
+    tasklist: string;
+    open: boolean;
+    counts: Counts;
+    requeues: number;
+  }[];
 }
 
 /** One object of `drover list --jobname J --json`. */

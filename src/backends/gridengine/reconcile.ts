@@ -164,14 +164,14 @@ function settleStopped(
   launch: LaunchRow,
   h: GridEngineHandles,
   work: OpenWork,
-  queue: QueueSnapshot | undefined,
+  queue: QueueSnapshot,
 ): void {
   const cancels = cancelRequests(launch.dir);
   const duration = durationOf(launch);
   for (const e of launchElements(h, work.ids)) {
     if (!e.tasks.some((t) => work.stopped.has(t))) continue;
     const after = stoppedAfter(launch, e);
-    const state = queue?.get(e.job)?.get(e.index);
+    const state = queue.get(e.job)?.get(e.index);
     // An element that ran and is queued again (`Rq`), or rescheduled while its stopped run still ends (`Rr`):
     // Grid Engine runs it again. Not one being deleted (`dr`) or in error.
     const pendsAgain = state !== undefined && /[qR]/.test(state) && !/[dE]/.test(state);
@@ -237,9 +237,10 @@ function settleGone(ledger: Ledger, launch: LaunchRow, gone: Element[], work: Op
  * (stopped at h_rt) or `killed`. Elements in `Eqw` → `error` with Grid Engine's reason (qstat -j). Elements
  * gone from qstat without final records → from qacct: `timeout` (h_rt), `killed` (signal), `error` (never
  * started, or ended before drover's runner started), `cancelled` (drover cancel asked), else `lost`. qstat -j
- * only for jobs with elements in Eqw, qacct only for elements that left without final records.
+ * only for jobs with elements in Eqw, qacct only for elements that left without final records. Returns the
+ * launches with stopped tasks qstat could not be asked about: they stay open.
  */
-export function reconcileGridEngine(ledger: Ledger, launches: readonly LaunchRow[]): void {
+export function reconcileGridEngine(ledger: Ledger, launches: readonly LaunchRow[]): ReadonlySet<number> {
   // Asked when the first launch needs it, then the same answer for every launch of this refresh.
   let asked = false;
   let queue: QueueSnapshot | undefined;
@@ -248,15 +249,29 @@ export function reconcileGridEngine(ledger: Ledger, launches: readonly LaunchRow
     asked = true;
     return queue;
   };
-  for (const launch of launches) reconcileLaunch(ledger, launch, snapshot);
+  const keepOpen = new Set<number>();
+  for (const launch of launches)
+    if (reconcileLaunch(ledger, launch, snapshot) === KEEP_OPEN) keepOpen.add(launch.id);
+  return keepOpen;
 }
 
-function reconcileLaunch(ledger: Ledger, launch: LaunchRow, snapshot: () => QueueSnapshot | undefined): void {
+/** What reconcileLaunch returns for a launch that must stay open: a stopped task it could not judge yet. */
+const KEEP_OPEN = 'keep open';
+
+function reconcileLaunch(
+  ledger: Ledger,
+  launch: LaunchRow,
+  snapshot: () => QueueSnapshot | undefined,
+): typeof KEEP_OPEN | undefined {
   const h = readHandles(launch);
   if (!h) return;
   let work = openWork(ledger, launch.id);
   if (work.stopped.size > 0) {
-    settleStopped(ledger, launch, h, work, snapshot());
+    const queue = snapshot();
+    // Whether a stopped element runs again (qmod -rj, a reschedule) only qstat says: until it can, its tasks stay
+    // as their runners left them, and their launch open (closed, it would miss the run again).
+    if (!queue) return KEEP_OPEN;
+    settleStopped(ledger, launch, h, work, queue);
     work = openWork(ledger, launch.id); // a task whose element pends again is queued now
   }
   if (work.open.size === 0) return;

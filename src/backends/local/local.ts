@@ -2,7 +2,7 @@ import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { markUnfinished } from '../../ledger/transitions.js';
 import { parseVisibleGpus, planSlots } from '../../runner/slots.js';
-import type { Backend } from '../backend.js';
+import { type Backend, NONE_KEPT_OPEN } from '../backend.js';
 import { settleDeadRunner } from './dead-runner.js';
 import { launchLocal } from './launch.js';
 import { handles, requestCancel, runnerAlive } from './runner-handle.js';
@@ -26,9 +26,10 @@ export const localBackend: Backend = {
   // Until it hands the launch to a runner, this process is its runner: a launch is never without one to check.
   initialHandles: thisProcessHandles,
   launch: launchLocal,
-  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): ReadonlySet<number> {
     for (const launch of launches)
       if (!runnerAlive(launch)) settleDeadRunner(ledger, launch, handles(launch)!.pid);
+    return NONE_KEPT_OPEN;
   },
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
     if (runnerAlive(launch)) requestCancel(launch, tasks);

@@ -1,7 +1,7 @@
 import type { LaunchRow } from '../../ledger/launches.js';
 import type { Ledger } from '../../ledger/ledger.js';
 import { cancelPoolTasks, expandAll } from '../../ledger/transitions.js';
-import type { Backend } from '../backend.js';
+import { type Backend, NONE_KEPT_OPEN } from '../backend.js';
 import { launchOnPool, recordPoolLaunch } from './record.js';
 import { nudgeServer } from './server-info.js';
 
@@ -20,8 +20,9 @@ export const poolBackend: Backend = {
   },
   record: recordPoolLaunch,
   launch: launchOnPool,
-  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): void {
+  reconcile(ledger: Ledger, launches: readonly LaunchRow[]): ReadonlySet<number> {
     for (const launch of launches) expandAll(ledger, launch.id);
+    return NONE_KEPT_OPEN;
   },
   cancel(ledger: Ledger, launch: LaunchRow, tasks: readonly number[] | 'all'): void {
     cancelPoolTasks(ledger, launch, tasks);

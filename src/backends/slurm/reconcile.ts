@@ -7,6 +7,7 @@ import { schedulerKilledAttempts } from '../../ledger/reconcile-reads.js';
 import { awaitRerun, markUnfinished, recordError, restateEnd } from '../../ledger/transitions.js';
 import type { TerminalState } from '../../protocol/states.js';
 import { PREEMPTED, SCHEDULER_STOP } from '../../runner/reasons.js';
+import { NONE_KEPT_OPEN } from '../backend.js';
 import { cancelRequests } from '../cluster/cancels.js';
 import { startedGroups } from '../cluster/runners.js';
 import { type ElementEnd, elementEnds } from './accounting.js';
@@ -69,24 +70,32 @@ interface ToJudge {
  * gone without a final record, and tasks ended `killed` by Slurm's signals, get what the element's fate says
  * (accounting, the element's output file, drover's cancel requests): timeout, cancelled, killed, error or
  * lost. Runs inside a write transaction; does nothing when squeue cannot be asked or its answer cannot be read
- * whole.
+ * whole. Returns the launches with a task a scheduler stop ended whose element Slurm still holds, or may: they
+ * stay open.
  */
-export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): void {
+export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): ReadonlySet<number> {
   const open = launches.flatMap((launch) => {
     const h = slurmHandles(launch);
     if (!h) return []; // still being submitted
     const first = candidates(ledger, launch, h);
     return first.length > 0 ? [{ launch, h, first }] : [];
   });
-  if (open.length === 0) return;
+  if (open.length === 0) return NONE_KEPT_OPEN;
+  // Launches with a task a scheduler stop ended whose element Slurm still holds: completing a requeue, the
+  // element pends and runs again (its task is queued then). Closed now, the launch's record would miss that run.
+  const keepOpen = new Set<number>();
+  const killed = (c: Candidate) => c.state === 'killed';
   const warn = (message: string) => ledger.warnOnce(message);
   const live = liveElements(
     open.flatMap((o) => o.h.arrays.map((a) => a.id)),
     warn,
   );
-  if (!live) return;
+  if (!live) {
+    for (const o of open) if (o.first.some(killed)) keepOpen.add(o.launch.id);
+    return keepOpen;
+  }
   const isGone = (c: Candidate) => !live.has(elementName(c.element));
-  const toJudge = (c: Candidate) => c.state === 'killed' || isGone(c);
+  const toJudge = (c: Candidate) => killed(c) || isGone(c);
   const judging: ToJudge[] = [];
   for (const { launch, h, first } of open) {
     if (!first.some(toJudge)) continue;
@@ -101,11 +110,12 @@ export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): 
       const name = elementName(c.element);
       (isGone(c) ? gone : stillLive).set(name, c.element);
       // A task that ran, whose element pends: Slurm requeued the element, which runs again.
-      if (c.state === 'killed' && live.get(name)?.state === 'PD') pendingAgain.add(name);
+      if (killed(c) && live.get(name)?.state === 'PD') pendingAgain.add(name);
+      else if (killed(c) && !isGone(c)) keepOpen.add(launch.id);
     }
     judging.push({ launch, h, judged, gone, stillLive, pendingAgain });
   }
-  if (judging.length === 0) return;
+  if (judging.length === 0) return keepOpen;
   const ends = elementEnds(
     judging.map((j) => ({
       accounting: j.h.accounting,
@@ -116,6 +126,7 @@ export function reconcileSlurm(ledger: Ledger, launches: readonly LaunchRow[]): 
     warn,
   );
   for (const [i, j] of judging.entries()) settle(ledger, j, ends[i]!);
+  return keepOpen;
 }
 
 /** Give each judged task of a launch what its element's fate says. */

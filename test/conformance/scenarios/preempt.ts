@@ -7,8 +7,19 @@ import { counts } from '../../helpers/contract.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
 import type { BackendUnderTest, Site } from '../backend.js';
-import { attempts, drover, launch, list, prelaunch, script, settled } from '../drive.js';
-import { clustersOnly, type Scenario, usual } from '../scenario.js';
+import {
+  attempts,
+  drover,
+  launch,
+  list,
+  prelaunch,
+  type Status,
+  script,
+  settled,
+  status,
+  waitStatus,
+} from '../drive.js';
+import { clustersOnly, fakesOnly, type Scenario, usual } from '../scenario.js';
 
 /**
  * Issue 34: an array element the scheduler stops and runs again — `scontrol requeue` on Slurm (as preemption with
@@ -155,6 +166,71 @@ export const preemptRequeue: Scenario = {
     assert.deepEqual(
       (await attempts(site, 'Q')).map((a) => [a.task, a.attempt, a.state]),
       [[1, 1, 'succeeded']],
+    );
+  },
+};
+
+/**
+ * An element header (drover config) that holds an element run again — after scontrol requeue (Slurm sets
+ * SLURM_RESTART_COUNT) or qmod -rj (Grid Engine sets RESTARTED=1) — before its runner starts, until the file
+ * `rerun` is there: the scheduler holds the element while its task's last attempt has ended `killed`, as real
+ * Slurm does while the element completes its requeue (CG).
+ */
+const HOLD_RERUN = `if [ "\${SLURM_RESTART_COUNT:-0}" != 0 ] || [ "\${RESTARTED:-0}" = 1 ]; then while [ ! -e rerun ]; do sleep 0.2; done; fi`;
+
+/** The launches of a status that are open, for a failure message. */
+const openOf = (s: Status) => s.launches.map((l) => `${l.id}: ${l.open ? 'open' : 'closed'}`).join(', ');
+
+export const requeueKeepsLaunchOpen: Scenario = {
+  name: 'while a requeued element holds a task whose attempt a stop ended, its launch stays open, even with the queue unreachable; the run again is recorded',
+  notFor: fakesOnly,
+  timeoutMs: usual,
+  async run(b, site) {
+    const s = b.scheduler!;
+    script(site, 'steps.sh', STEPS);
+    const cfg = await drover(site, ['config', '--write', s.kind, 'header', HOLD_RERUN]);
+    assert.equal(cfg.code, 0, cfg.stderr);
+    await prelaunch(site, 'H', 'sh steps.sh', ['h']);
+    await launch(site, 'H', ['--requeue', '1', '--task-timeout', '120', '--kill-grace', '1']);
+    const id = submittedId(site.calls(s.submit).at(-1)!)!;
+    await stepped(site, 'h', 1, b.settleMs);
+    const asked = requeueElement(b, site, id, 1);
+    assert.equal(asked.code, 0, asked.text);
+    // First while the queue cannot be asked: nothing says whether the element runs again, so nothing is final.
+    const down = { DROVER_FAKE_FAULTS: `${s.queue}:down` };
+    const stopped = await waitStatus(
+      b,
+      site,
+      'H',
+      'the stopped attempt',
+      (x) => x.counts.killed === 1,
+      b.settleMs,
+      down,
+    );
+    assert.ok(
+      stopped.launches[0]!.open,
+      `the launch stays open with the queue unreachable (${openOf(stopped)})`,
+    );
+    // Then with the queue's answer, while the element waits in the header: still open, the task queued or killed.
+    for (let i = 0; i < 3; i++) {
+      const held = await status(site, 'H');
+      assert.ok(held.launches[0]!.open, `status ${i + 1}: the launch stays open (${openOf(held)})`);
+      assert.equal(
+        held.counts.killed + held.counts.queued,
+        1,
+        `status ${i + 1}: ${JSON.stringify(held.counts)}`,
+      );
+    }
+    fs.writeFileSync(path.join(site.cwd, 'rerun'), '');
+    const done = await settled(b, site, 'H');
+    assert.deepEqual(done.counts, counts({ succeeded: 1 }));
+    assert.equal(done.requeues, 1);
+    assert.deepEqual(
+      (await attempts(site, 'H')).map((a) => [a.attempt, a.state, a.reason]),
+      [
+        [1, 'killed', PREEMPTED],
+        [2, 'succeeded', null],
+      ],
     );
   },
 };

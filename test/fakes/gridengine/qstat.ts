@@ -62,9 +62,21 @@ function entry(
   ].join('\n');
 }
 
+/**
+ * A running element's state: `Rr` once rescheduled (qmod -rj: while its stopped run ends, and when it runs
+ * again), `dr` while qdel stops it, else `r`.
+ */
 function runningState(e: ElementState): string {
+  if (e.requeueing || e.restarts) return 'Rr';
   return e.stopping === 'cancel' ? 'dr' : 'r';
 }
+
+/** The pending states qstat lists, each with its elements: `Rq` for an element rescheduled to run again. */
+const PENDING: readonly [string, (e: ElementState) => boolean][] = [
+  ['qw', (e) => e.state === 'pending' && !e.restarts],
+  ['Rq', (e) => e.state === 'pending' && !!e.restarts],
+  ['Eqw', (e) => e.state === 'error'],
+];
 
 function xml(dir: string): string {
   const host = hostName();
@@ -75,11 +87,8 @@ function xml(dir: string): string {
       running.push(
         entry('running', job, runningState(e), isoTime(e.started!), `${QUEUE}@${host}`, String(e.index)),
       );
-    for (const [state, kind] of [
-      ['qw', 'pending'],
-      ['Eqw', 'error'],
-    ] as const) {
-      const ids = elements.filter((x) => x.state === kind).map((x) => x.index);
+    for (const [state, has] of PENDING) {
+      const ids = elements.filter(has).map((x) => x.index);
       if (ids.length > 0)
         pending.push(entry('pending', job, state, isoTime(job.submitted), '', gridEngineList(ids)));
     }
@@ -129,11 +138,8 @@ function listing(dir: string, full: boolean): string {
         `${String(job.id).padStart(7)} 0.50000 ${job.name.slice(0, 10).padEnd(10)} ${job.user.padEnd(12)} ${runningState(e).padEnd(5)} ${usTime(e.started!)} ${`${QUEUE}@${host}`.padEnd(30)} ${String(job.cpus).padStart(5)} ${e.index}`,
       );
     }
-    for (const [state, kind] of [
-      ['qw', 'pending'],
-      ['Eqw', 'error'],
-    ] as const) {
-      const ids = elements.filter((x) => x.state === kind).map((x) => x.index);
+    for (const [state, has] of PENDING) {
+      const ids = elements.filter(has).map((x) => x.index);
       if (ids.length > 0)
         rows.push(
           `${String(job.id).padStart(7)} 0.00000 ${job.name.slice(0, 10).padEnd(10)} ${job.user.padEnd(12)} ${state.padEnd(5)} ${usTime(job.submitted)} ${''.padEnd(30)} ${String(job.cpus).padStart(5)} ${gridEngineList(ids)}`,
