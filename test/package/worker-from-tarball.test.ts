@@ -54,7 +54,13 @@ function hostEnv(home: string): NodeJS.ProcessEnv {
 /** Run a command of the host to its end; throws with its output unless it exits 0. */
 function onHost(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): string {
   const r = spawnSync(bin, args, { cwd, env, encoding: 'utf8', timeout: 300_000 });
-  if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} exited ${r.status}: ${r.stderr}${r.stdout}`);
+  if (r.status !== 0) {
+    // Killed at the limit: most often the registry unreachable (a TLS proxy's CA not in NODE_EXTRA_CA_CERTS).
+    const how = r.signal
+      ? `was stopped by ${r.signal} (limit 300 s; can it reach the registry?)`
+      : `exited ${r.status}`;
+    throw new Error(`${bin} ${args.join(' ')} ${how}: ${r.stderr}${r.stdout}`);
+  }
   return r.stdout;
 }
 
