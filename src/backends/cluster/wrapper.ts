@@ -48,6 +48,10 @@ export interface WrapperSpec {
  */
 export function wrapperScript(w: WrapperSpec): string {
   const lines = ['#!/bin/bash', '# Written by drover: runs one array element of a launch.', 'set -u'];
+  // The warning's trap comes first: Slurm may send it from the element's first second (its timer has a
+  // resolution of up to a minute), and bash dies of a USR1 it does not trap, header or not.
+  const relaying = w.relay !== undefined && !w.single;
+  if (relaying) lines.push(...relayTrap(w.relay!));
   if (w.config.modules)
     lines.push(`module load ${w.config.modules.split(/\s+/).filter(Boolean).map(shellQuote).join(' ')}`);
   if (w.config.conda) lines.push(`conda activate ${shellQuote(w.config.conda)}`);
@@ -60,8 +64,7 @@ export function wrapperScript(w: WrapperSpec): string {
     lines.push(`perl ${shellQuote(w.single.script)} ${shellQuote(w.single.table)} "$drover_group"`);
   } else {
     const runner = `${shellQuote(w.node)} ${shellQuote(w.bin)} runner ${shellQuote(w.launchFile)} --group "$drover_group"`;
-    if (w.relay !== undefined || w.outlastTerm)
-      lines.push(...relayed(runner, w.relay, w.outlastTerm === true));
+    if (relaying || w.outlastTerm) lines.push(...relayed(runner, relaying, w.outlastTerm === true));
     else lines.push(runner);
   }
   if ((w.relay === undefined && !w.outlastTerm) || w.single) lines.push('drover_status=$?');
@@ -73,21 +76,43 @@ export function wrapperScript(w: WrapperSpec): string {
 }
 
 /**
- * The runner in the background, so that the batch shell runs its traps while the runner runs: the signal `name`
- * (checked by util/warn-signal.ts: letters and digits) goes to the runner as SIGUSR2; with `outlastTerm`, SIGTERM
- * (which the runner gets too) only interrupts the wait. Its status is the runner's, waited for again while a trap
- * interrupts the wait.
+ * The trap of the warning signal `name` (checked by util/warn-signal.ts: letters and digits), set before anything
+ * else runs: it goes to the runner as SIGUSR2 once the runner catches SIGUSR2 (SigCgt in /proc: Node dies of one
+ * that comes before its handler, and a warning can come before the runner even starts). `drover_relay` waits
+ * for that in the background, up to a minute; where /proc cannot say, the runner's own timer warns its tasks.
  */
-function relayed(runner: string, name: string | undefined, outlastTerm: boolean): string[] {
-  if (name !== undefined && !/^[A-Z0-9]+$/.test(name)) throw new Error(`not a signal name: ${name}`);
+function relayTrap(name: string): string[] {
+  if (!/^[A-Z0-9]+$/.test(name)) throw new Error(`not a signal name: ${name}`);
   return [
     'drover_runner=',
+    'drover_warned=',
+    'drover_relay() {',
+    '  [ -n "$drover_runner" ] || return 0',
+    '  (',
+    '    for ((i = 0; i < 600; i++)); do',
+    '      kill -0 "$drover_runner" 2>/dev/null || exit 0',
+    "      while IFS=$':\\t ' read -r k v; do",
+    '        if [ "$k" = SigCgt ] && [ -n "$v" ] && ((16#$v & 16#800)); then kill -USR2 "$drover_runner"; exit 0; fi',
+    '      done <"/proc/$drover_runner/status" 2>/dev/null',
+    '      sleep 0.1',
+    '    done',
+    '  ) &',
+    '}',
+    `trap 'drover_warned=1; drover_relay' ${name}`,
+  ];
+}
+
+/**
+ * The runner in the background, so that the batch shell runs its traps while the runner runs: with `relay`, a
+ * warning that came before it started goes to it now (relayTrap); with `outlastTerm`, SIGTERM (which the runner
+ * gets too) only interrupts the wait. Its status is the runner's, waited for again while a trap interrupts the wait.
+ */
+function relayed(runner: string, relay: boolean, outlastTerm: boolean): string[] {
+  return [
     ...(outlastTerm ? ["trap ':' TERM"] : []),
-    ...(name !== undefined
-      ? [`trap 'if [ -n "$drover_runner" ]; then kill -USR2 "$drover_runner" 2>/dev/null; fi' ${name}`]
-      : []),
     `${runner} &`,
     'drover_runner=$!',
+    ...(relay ? ['if [ -n "$drover_warned" ]; then drover_relay; fi'] : []),
     'wait "$drover_runner"',
     'drover_status=$?',
     'while kill -0 "$drover_runner" 2>/dev/null; do wait "$drover_runner"; drover_status=$?; done',
