@@ -41,14 +41,19 @@ echo "done at $n"
 `;
 
 /**
- * STEPS that wait after their second step until the file `release` is there: a test stops the element while its
- * task waits there, however late its wait for the second step returns (on the real Grid Engine in CI, a test
- * process whose event loop concurrent scenarios' spawnSync calls held saw the whole task end first).
+ * STEPS that wait after their second step until the file `release.<name>` is there: a test stops the element
+ * while its task waits there, however late its wait for the second step returns (on the real Grid Engine in CI, a
+ * test process whose event loop concurrent scenarios' spawnSync calls held saw the whole task end first).
  */
 const GATED_STEPS = STEPS.replace(
   'while [ "$n" -lt 6 ]; do ',
-  'while [ "$n" -lt 6 ]; do if [ "$n" -ge 2 ] && [ ! -e release ]; then sleep 0.2 & wait $!; continue; fi; ',
+  'while [ "$n" -lt 6 ]; do if [ "$n" -ge 2 ] && [ ! -e "release.$1" ]; then sleep 0.2 & wait $!; continue; fi; ',
 );
+
+/** Let GATED_STEPS task `name` go on past its second step. */
+function release(site: Site, name: string): void {
+  fs.writeFileSync(path.join(site.cwd, `release.${name}`), '');
+}
 
 /** Run a command with the site's environment; its exit code and output. */
 function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
@@ -124,7 +129,8 @@ export const preemptRequeue: Scenario = {
     const id = submittedId(site.calls(s.submit).at(-1)!)!;
     await stepped(site, 'a', 2, b.settleMs);
     const asked = requeueElement(b, site, id, 1);
-    fs.writeFileSync(path.join(site.cwd, 'release'), '');
+    release(site, 'a');
+    release(site, 'b');
     assert.equal(asked.code, 0, asked.text);
     await runAgainNow(b, site, id, 1);
     const done = await settled(b, site, 'P', b.settleMs + 60_000);
@@ -161,6 +167,7 @@ export const preemptRequeue: Scenario = {
       assert.equal(refused.code, 1, refused.text);
       assert.match(refused.text, /Requested operation is presently disabled/);
     } else assert.match(refused.text, /is not restartable/);
+    release(site, 'q');
     const q = await settled(b, site, 'Q', b.settleMs + 30_000);
     assert.deepEqual(q.counts, counts({ succeeded: 1 }));
     assert.deepEqual(
