@@ -25,6 +25,20 @@ const programs = fs
   .sort();
 
 /**
+ * Write `file` (its text, or `text` when given) ASCII only, and V8's code cache of it beside it (FILE.cache) as
+ * bin/load-bundle.cjs compiles it (the same wrapper, so the same source). esbuild escapes what is not ASCII in
+ * strings, not in the comments it keeps: one dash in a comment made the whole bundle a two-byte string, read
+ * (decoded) at every start in 9 ms where an ASCII one takes 4. Escaped the same way (in a comment an escape is
+ * only text).
+ */
+function withCodeCache(file, text = fs.readFileSync(file, 'utf8')) {
+  const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  fs.writeFileSync(file, ascii);
+  const script = new vm.Script(Module.wrap(ascii), { filename: file });
+  fs.writeFileSync(`${file}.cache`, script.createCachedData());
+}
+
+/**
  * An esbuild plugin that replaces the module `./<stem>.js` (a reader of files beside itself) with one holding
  * the files' texts: `export function <reader>(name)` returns a file's text, or throws naming what is missing.
  */
@@ -108,8 +122,9 @@ const embedSweepWorker = {
   },
 };
 
-// The server framework, bundled apart: one CommonJS file per package, required by the bundle only when a
-// server starts (src/controller/http.ts imports them dynamically).
+// The server framework, bundled apart: one CommonJS file per package, loaded by the bundle only when a server
+// starts (src/controller/http.ts imports them dynamically), through bin/load-bundle.cjs with a code cache of its
+// own, as the bundle is: without one, every `drover server` and `drover ui` start compiles Fastify's 1.5 MB.
 fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
 const chunks = { fastify: 'fastify.cjs', '@fastify/cookie': 'fastify-cookie.cjs' };
 for (const [pkg, file] of Object.entries(chunks)) {
@@ -122,12 +137,26 @@ for (const [pkg, file] of Object.entries(chunks)) {
     format: 'cjs',
     logLevel: 'warning',
   });
+  withCodeCache(path.resolve('dist/chunks', file));
 }
 const chunkFiles = {
   name: 'drover-chunks',
   setup(b) {
     b.onResolve({ filter: /^(fastify|@fastify\/cookie)$/ }, (args) => ({
-      path: `./chunks/${chunks[args.path]}`,
+      path: args.path,
+      namespace: 'drover-chunk',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'drover-chunk' }, (args) => ({
+      contents: [
+        "const path = require('node:path');",
+        "const loadBundle = require('../bin/load-bundle.cjs');",
+        `module.exports = loadBundle(path.join(__dirname, 'chunks', ${JSON.stringify(chunks[args.path])})).exports;`,
+      ].join('\n'),
+      loader: 'js',
+    }));
+    // The loader is bin/'s, required at run time from beside dist/ (the package holds both).
+    b.onResolve({ filter: /load-bundle\.cjs$/, namespace: 'drover-chunk' }, (args) => ({
+      path: args.path,
       external: true,
     }));
   },
@@ -171,15 +200,7 @@ var __toESM = (mod, isNodeMode) => {
 };
 var __toESMFresh = (mod, isNodeMode, target) => (`,
 );
-// esbuild escapes what is not ASCII in strings, not in the comments it keeps: one dash in a comment made the
-// whole bundle a two-byte string, read (decoded) at every start in 9 ms where an ASCII one takes 4. Escaped the
-// same way (in a comment an escape is only text).
-bundled = bundled.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-fs.writeFileSync(bundleFile, bundled);
-
-// V8's code cache of the bundle as bin/drover.cjs compiles it (the same wrapper, so the same source).
-const script = new vm.Script(Module.wrap(bundled), { filename: bundleFile });
-fs.writeFileSync(`${bundleFile}.cache`, script.createCachedData());
+withCodeCache(bundleFile, bundled);
 
 const copy = path.resolve('dist/src/runner/programs');
 fs.rmSync(copy, { recursive: true, force: true });

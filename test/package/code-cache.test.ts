@@ -21,3 +21,16 @@ test('the bundle loads with the code cache the build made of it, and the cache i
   assert.equal(typeof loaded.exports.main, 'function');
   assert.equal(loaded.cacheRejected, false, 'the code cache is there and V8 takes it');
 });
+
+/** The server framework's chunks (dist/chunks/, loaded by `drover server` and `drover ui`) load the same way. */
+test('each chunk of the server framework loads with its code cache, and the cache is used', () => {
+  const loadBundle = require(path.join(repoRoot, 'bin', 'load-bundle.cjs')) as (file?: string) => {
+    exports: unknown;
+    cacheRejected: boolean | undefined;
+  };
+  for (const chunk of ['fastify.cjs', 'fastify-cookie.cjs']) {
+    const loaded = loadBundle(path.join(repoRoot, 'dist', 'chunks', chunk));
+    assert.equal(typeof loaded.exports, 'function', `${chunk} exports its plugin or factory`);
+    assert.equal(loaded.cacheRejected, false, `${chunk}: the code cache is there and V8 takes it`);
+  }
+});
