@@ -8,9 +8,11 @@
 //   --timings   print every file's time, slowest first
 //   --list      print the files that would run, and which run alone and why; run nothing
 //   PATTERN     only files whose path contains it (e.g. runner/ or conformance/local)
-// A file runs alone when it drives the real clusters (they are one shared queue), drives a browser, or holds a
-// bound on how fast something answers (a loaded machine would make that bound lie); see ALONE and alone(). The
-// few conformance files of such bounds run beside each other (BESIDE_EACH_OTHER), still apart from the rest.
+// A file runs apart from the rest when it drives the real clusters (they are one shared queue), drives a browser, or
+// holds a bound on how fast something answers (a loaded machine would make that bound lie); see ALONE and alone().
+// Those of bounds and browsers run in a lane of their own beside the rest, which runs at the lowest CPU priority
+// (nice 19) meanwhile: they get the cores whenever they want them, as on an idle machine (PRIORITY_LANE). The
+// others (the clusters', and the one that loads both cores on purpose) run after, one at a time.
 // Prints each failing file's output whole, a summary of counts, and exits 1 when any file failed.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,6 +48,19 @@ const ALONE = {
   'controller/adversarial-files.test.ts': 'every answer within a second',
   'runner/conformance-under-load.test.ts': 'it keeps both cores busy on purpose',
 };
+/**
+ * The files apart from the rest that run beside it, at normal priority while the rest runs at nice 19: each wants
+ * the CPU only now and then (slow clients wait out deadlines; a page waits for its server), and gets it at once
+ * when it does, as the scheduler runs a nice-0 process before any nice-19 one (a nice-19 process weighs 15
+ * against 1024). Not runner/conformance-under-load: its busy loops would take both cores from the rest for its
+ * whole run; it runs after, alone.
+ */
+const PRIORITY_LANE = new Set([
+  'web/dashboard.test.ts',
+  'web/session-scope.test.ts',
+  'controller/adversarial.test.ts',
+  'controller/adversarial-files.test.ts',
+]);
 /** Folders and files of pure code: no drover process, no child process, milliseconds each. */
 const UNIT = [
   'tasklist/',
@@ -203,12 +218,17 @@ const TLS = ['package/'];
 const { NODE_EXTRA_CA_CERTS: _, ...noExtraCerts } = process.env;
 const envOf = (js) => (TLS.some((p) => nameOf(js).startsWith(p)) ? process.env : noExtraCerts);
 
-/** Run one file; resolves with its counts, time and output. */
-function runFile(js) {
+/**
+ * Run one file (at the lowest CPU priority when `low`: through nice(1), so that its first process and everything
+ * it starts have it from their first instruction); resolves with its counts, time and output.
+ */
+function runFile(js, low = false) {
   const t0 = Date.now();
   return new Promise((resolve) => {
     // The file itself, not `node --test FILE`: that starts a second Node for the file, ~150 ms of CPU each.
-    const child = spawn(process.execPath, ['--test-reporter=tap', js], {
+    const argv = [process.execPath, '--test-reporter=tap', js];
+    if (low) argv.unshift('nice', '-n', '19');
+    const child = spawn(argv[0], argv.slice(1), {
       cwd: root,
       env: envOf(js),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -289,11 +309,11 @@ function report(r) {
   if (!r.ok) process.stdout.write(`---- ${r.name}: ${r.why}\n${r.out}\n---- end of ${r.name}\n`);
 }
 
-/** Run `list` with at most `n` files at once, longest-looking first (folders known to be slow ahead). */
-async function pool(list, n) {
+/** Run `list` with at most `n` files at once, in its order (at the lowest CPU priority when `low`). */
+async function pool(list, n, low = false) {
   const queue = [...list];
   const worker = async () => {
-    for (let f = queue.shift(); f !== undefined; f = queue.shift()) report(await runFile(f));
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) report(await runFile(f, low));
   };
   await Promise.all(Array.from({ length: Math.min(n, queue.length) }, worker));
 }
@@ -320,21 +340,36 @@ const rank = (f) => {
 files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 const together = files.filter((f) => !alone(nameOf(f)));
 const apart = files.filter((f) => alone(nameOf(f)));
+const beside = apart.filter((f) => alone(nameOf(f)) === BESIDE_EACH_OTHER);
+// The lane beside the rest: the conformance files of bounds (at once), then the others one at a time.
+const inLane = (f) => beside.includes(f) || PRIORITY_LANE.has(nameOf(f));
+const lane = apart.filter(inLane);
+const after = apart.filter((f) => !inLane(f));
 if (list) {
   for (const f of together) process.stdout.write(`${nameOf(f)}\n`);
-  for (const f of apart) process.stdout.write(`${nameOf(f)}  (alone: ${alone(nameOf(f))})\n`);
+  for (const f of lane)
+    process.stdout.write(`${nameOf(f)}  (beside the rest, at priority: ${alone(nameOf(f))})\n`);
+  for (const f of after) process.stdout.write(`${nameOf(f)}  (alone, after: ${alone(nameOf(f))})\n`);
   process.exit(0);
 }
 
 const t0 = Date.now();
-process.stdout.write(`test: ${together.length} files, ${jobs} at a time; then ${apart.length} alone\n`);
-await pool(together, jobs);
-const beside = apart.filter((f) => alone(nameOf(f)) === BESIDE_EACH_OTHER);
-if (beside.length > 0) {
-  process.stdout.write(`test: apart (${BESIDE_EACH_OTHER}): ${beside.map(nameOf).join(', ')}\n`);
-  await pool(beside, beside.length);
+process.stdout.write(
+  `test: ${together.length} files, ${jobs} at a time at nice 19; beside them ${lane.length} at normal priority; ` +
+    `then ${after.length} alone\n`,
+);
+async function priorityLane() {
+  if (beside.length > 0) {
+    process.stdout.write(`test: lane (${BESIDE_EACH_OTHER}): ${beside.map(nameOf).join(', ')}\n`);
+    await pool(beside, beside.length);
+  }
+  for (const f of lane.filter((f) => !beside.includes(f))) {
+    process.stdout.write(`test: lane (${alone(nameOf(f))}): ${nameOf(f)}\n`);
+    await pool([f], 1);
+  }
 }
-for (const f of apart.filter((f) => !beside.includes(f))) {
+await Promise.all([pool(together, jobs, lane.length > 0), priorityLane()]);
+for (const f of after) {
   process.stdout.write(`test: alone (${alone(nameOf(f))}): ${nameOf(f)}\n`);
   await pool([f], 1);
 }
