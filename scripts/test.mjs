@@ -11,7 +11,7 @@
 // A file runs apart from the rest when it drives the real clusters (they are one shared queue), drives a browser, or
 // holds a bound on how fast something answers (a loaded machine would make that bound lie); see ALONE and alone().
 // Those of bounds and browsers run in a lane of their own beside the rest, which runs at the lowest CPU priority
-// (nice 19) meanwhile: they get the cores whenever they want them, as on an idle machine (PRIORITY_LANE). The
+// (nice 19) meanwhile: they get the cores whenever they want them, as on an idle machine. The
 // others (the clusters', and the one that loads both cores on purpose) run after, one at a time.
 // Prints each failing file's output whole, a summary of counts, and exits 1 when any file failed.
 import { spawn } from 'node:child_process';
@@ -49,18 +49,13 @@ const ALONE = {
   'runner/conformance-under-load.test.ts': 'it keeps both cores busy on purpose',
 };
 /**
- * The files apart from the rest that run beside it, at normal priority while the rest runs at nice 19: each wants
+ * The files of ALONE run in a lane beside the rest, at normal priority while the rest runs at nice 19: each wants
  * the CPU only now and then (slow clients wait out deadlines; a page waits for its server), and gets it at once
  * when it does, as the scheduler runs a nice-0 process before any nice-19 one (a nice-19 process weighs 15
- * against 1024). Not runner/conformance-under-load: its busy loops would take both cores from the rest for its
- * whole run; it runs after, alone.
+ * against 1024). But these run after the rest, alone: beside it the runner under load's busy loops would take
+ * both cores from it, and among it at nice 19 its rounds slow several times over, its loops busy all the while.
  */
-const PRIORITY_LANE = new Set([
-  'web/dashboard.test.ts',
-  'web/session-scope.test.ts',
-  'controller/adversarial.test.ts',
-  'controller/adversarial-files.test.ts',
-]);
+const AFTER_THE_REST = new Set(['runner/conformance-under-load.test.ts']);
 /** Folders and files of pure code: no drover process, no child process, milliseconds each. */
 const UNIT = [
   'tasklist/',
@@ -342,7 +337,8 @@ const together = files.filter((f) => !alone(nameOf(f)));
 const apart = files.filter((f) => alone(nameOf(f)));
 const beside = apart.filter((f) => alone(nameOf(f)) === BESIDE_EACH_OTHER);
 // The lane beside the rest: the conformance files of bounds (at once), then the others one at a time.
-const inLane = (f) => beside.includes(f) || PRIORITY_LANE.has(nameOf(f));
+const inLane = (f) =>
+  beside.includes(f) || (ALONE[nameOf(f)] !== undefined && !AFTER_THE_REST.has(nameOf(f)));
 const lane = apart.filter(inLane);
 const after = apart.filter((f) => !inLane(f));
 if (list) {

@@ -6,6 +6,11 @@ import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const require = createRequire(import.meta.url);
+/** bin/load-bundle.cjs: a bundle's exports, and whether V8 refused its code cache (undefined: there was none). */
+const loadBundle = require(path.join(repoRoot, 'bin', 'load-bundle.cjs')) as (file?: string) => {
+  exports: { main?: unknown };
+  cacheRejected: boolean | undefined;
+};
 
 /**
  * Every command but `--version` loads the bundle through bin/load-bundle.cjs, with the code cache the build made
@@ -13,10 +18,6 @@ const require = createRequire(import.meta.url);
  * the loader compiles would parse the bundle at every start again (~30 ms), silently.
  */
 test('the bundle loads with the code cache the build made of it, and the cache is used', () => {
-  const loadBundle = require(path.join(repoRoot, 'bin', 'load-bundle.cjs')) as (file?: string) => {
-    exports: { main?: unknown };
-    cacheRejected: boolean | undefined;
-  };
   const loaded = loadBundle();
   assert.equal(typeof loaded.exports.main, 'function');
   assert.equal(loaded.cacheRejected, false, 'the code cache is there and V8 takes it');
@@ -24,10 +25,6 @@ test('the bundle loads with the code cache the build made of it, and the cache i
 
 /** The server framework's chunks (dist/chunks/, loaded by `drover server` and `drover ui`) load the same way. */
 test('each chunk of the server framework loads with its code cache, and the cache is used', () => {
-  const loadBundle = require(path.join(repoRoot, 'bin', 'load-bundle.cjs')) as (file?: string) => {
-    exports: unknown;
-    cacheRejected: boolean | undefined;
-  };
   for (const chunk of ['fastify.cjs', 'fastify-cookie.cjs']) {
     const loaded = loadBundle(path.join(repoRoot, 'dist', 'chunks', chunk));
     assert.equal(typeof loaded.exports, 'function', `${chunk} exports its plugin or factory`);
