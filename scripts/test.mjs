@@ -125,8 +125,10 @@ const nameOf = (js) => path.relative(dist, js).replace(/\.js$/, '.ts');
 
 /**
  * Whether each real cluster is up (or required: DROVER_TEST_SLURM=1 / DROVER_TEST_GRIDENGINE=1), asked once for
- * the run, at once for both, and handed to every test file (test/helpers/real-scheduler.ts): `sinfo` takes 9 s to
- * give up on a slurmctld that is not there, and each file that can reach a cluster used to ask again.
+ * the run, at once for both, and handed to the files of CLUSTERS (test/helpers/real-scheduler.ts): `sinfo` takes
+ * 9 s to give up on a slurmctld that is not there, and each file that can reach a cluster used to ask again. The
+ * other files start meanwhile: only the files of CLUSTERS wait for the answer. Those others are told '-' (not
+ * asked), and a file that asks anyway fails saying to add it to CLUSTERS, rather than wait 9 s for sinfo again.
  */
 function answers(cmd, argv, ok) {
   return new Promise((resolve) => {
@@ -144,28 +146,34 @@ function answers(cmd, argv, ok) {
     child.on('close', (code) => resolve(code === 0 && ok.test(out)));
   });
 }
+/** A file that can reach a real cluster (CLUSTERS), by its name: the clusters it needs, or undefined. */
+const clustersOf = (name) => Object.entries(CLUSTERS).find(([c]) => name.startsWith(c))?.[1];
+const given = (name) =>
+  process.env[name] === '1' || process.env[name] === '0' ? process.env[name] === '1' : undefined;
 // Unit tests reach no cluster: --unit does not ask.
-const [slurmUp, gridengineUp] = unit
-  ? [false, false]
-  : await Promise.all([
-      process.env.DROVER_TEST_SLURM_UP
-        ? process.env.DROVER_TEST_SLURM_UP === '1'
-        : answers('sinfo', ['-h', '-o', '%T'], /\b(idle|mixed|allocated|completing)\b/),
-      process.env.DROVER_TEST_GRIDENGINE_UP
-        ? process.env.DROVER_TEST_GRIDENGINE_UP === '1'
-        : answers('qstat', ['-f'], /@/),
-    ]);
-process.env.DROVER_TEST_SLURM_UP = slurmUp ? '1' : '0';
-process.env.DROVER_TEST_GRIDENGINE_UP = gridengineUp ? '1' : '0';
-const clusterInPlay = {
-  slurm: slurmUp || process.env.DROVER_TEST_SLURM === '1',
-  gridengine: gridengineUp || process.env.DROVER_TEST_GRIDENGINE === '1',
-};
+const clustersAsked = (
+  unit
+    ? Promise.resolve([false, false])
+    : Promise.all([
+        given('DROVER_TEST_SLURM_UP') ??
+          answers('sinfo', ['-h', '-o', '%T'], /\b(idle|mixed|allocated|completing)\b/),
+        given('DROVER_TEST_GRIDENGINE_UP') ?? answers('qstat', ['-f'], /@/),
+      ])
+).then(([slurm, gridengine]) => {
+  clusterUp.slurm = slurm;
+  clusterUp.gridengine = gridengine;
+  clusterInPlay.slurm = slurm || process.env.DROVER_TEST_SLURM === '1';
+  clusterInPlay.gridengine = gridengine || process.env.DROVER_TEST_GRIDENGINE === '1';
+});
+/** What sinfo and qstat said, once they have. */
+const clusterUp = { slurm: false, gridengine: false };
+/** The clusters the files of CLUSTERS run on (up, or required by CI), once sinfo and qstat have answered. */
+const clusterInPlay = { slurm: false, gridengine: false };
 
 /** Why a file runs alone, or undefined. */
 function alone(name) {
   if (ALONE[name]) return ALONE[name];
-  const needs = Object.entries(CLUSTERS).find(([c]) => name.startsWith(c))?.[1];
+  const needs = clustersOf(name);
   if (needs?.some((k) => clusterInPlay[k])) return 'the real clusters';
   if (needs) return undefined; // it only skips
   if (/^conformance\/.*-alone\.test\.ts$/.test(name)) return BESIDE_EACH_OTHER;
@@ -211,7 +219,16 @@ function childCpu() {
  */
 const TLS = ['package/'];
 const { NODE_EXTRA_CA_CERTS: _, ...noExtraCerts } = process.env;
-const envOf = (js) => (TLS.some((p) => nameOf(js).startsWith(p)) ? process.env : noExtraCerts);
+/** A file's environment: the CA file as above, and what the clusters said (only to the files of CLUSTERS). */
+function envOf(js) {
+  const name = nameOf(js);
+  const said = (up) => (clustersOf(name) ? (up ? '1' : '0') : '-');
+  return {
+    ...(TLS.some((p) => name.startsWith(p)) ? process.env : noExtraCerts),
+    DROVER_TEST_SLURM_UP: said(clusterUp.slurm),
+    DROVER_TEST_GRIDENGINE_UP: said(clusterUp.gridengine),
+  };
+}
 
 /**
  * Run one file (at the lowest CPU priority when `low`: through nice(1), so that its first process and everything
@@ -304,13 +321,23 @@ function report(r) {
   if (!r.ok) process.stdout.write(`---- ${r.name}: ${r.why}\n${r.out}\n---- end of ${r.name}\n`);
 }
 
-/** Run `list` with at most `n` files at once, in its order (at the lowest CPU priority when `low`). */
-async function pool(list, n, low = false) {
-  const queue = [...list];
+/**
+ * Run the files of `queue` with at most `n` at once, in its order (at the lowest CPU priority when `low`); files
+ * that `more` puts into the queue while it runs too (it does not end before `more` has).
+ */
+async function pool(queue, n, low = false, more = Promise.resolve()) {
   const worker = async () => {
-    for (let f = queue.shift(); f !== undefined; f = queue.shift()) report(await runFile(f, low));
+    for (;;) {
+      let f = queue.shift();
+      if (f === undefined) {
+        await more;
+        f = queue.shift();
+        if (f === undefined) return;
+      }
+      report(await runFile(f, low));
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(n, queue.length) }, worker));
+  await Promise.all(Array.from({ length: n }, worker));
 }
 
 // Longest first, so that the run does not end on one long file with the other slots idle: the conformance
@@ -332,9 +359,14 @@ const rank = (f) => {
   const i = SLOW_FIRST.findIndex((p) => nameOf(f).startsWith(p));
   return i < 0 ? SLOW_FIRST.length : i;
 };
-files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-const together = files.filter((f) => !alone(nameOf(f)));
-const apart = files.filter((f) => alone(nameOf(f)));
+const byRank = (a, b) => rank(a) - rank(b) || a.localeCompare(b);
+files.sort(byRank);
+// The files of CLUSTERS wait for the clusters' answer (--list waits for it: it says where each file runs).
+const reaching = files.filter((f) => clustersOf(nameOf(f)));
+if (list) await clustersAsked;
+const known = list ? files : files.filter((f) => !reaching.includes(f));
+const together = known.filter((f) => !alone(nameOf(f)));
+const apart = known.filter((f) => alone(nameOf(f)));
 const beside = apart.filter((f) => alone(nameOf(f)) === BESIDE_EACH_OTHER);
 // The lane beside the rest: the conformance files of bounds (at once), then the others one at a time.
 const inLane = (f) =>
@@ -352,19 +384,37 @@ if (list) {
 const t0 = Date.now();
 process.stdout.write(
   `test: ${together.length} files, ${jobs} at a time at nice 19; beside them ${lane.length} at normal priority; ` +
-    `then ${after.length} alone\n`,
+    `then ${after.length} alone` +
+    (reaching.length > 0 ? `; ${reaching.length} that can reach a cluster once sinfo and qstat answer` : '') +
+    '\n',
 );
+/**
+ * Once the clusters have answered, the files that can reach them join the run: those whose cluster is in play
+ * run alone after the rest, the others (they only skip) with the rest, in their place by rank.
+ */
+const clustersPlaced = clustersAsked.then(() => {
+  const apartNow = reaching.filter((f) => alone(nameOf(f)));
+  together.push(...reaching.filter((f) => !apartNow.includes(f)));
+  together.sort(byRank);
+  after.push(...apartNow);
+  after.sort(byRank);
+  if (reaching.length === 0) return;
+  process.stdout.write(
+    `test: Slurm ${clusterUp.slurm ? 'up' : 'not up'}, Grid Engine ${clusterUp.gridengine ? 'up' : 'not up'}: ` +
+      `${apartNow.length} file(s) alone after the rest, ${reaching.length - apartNow.length} with it\n`,
+  );
+});
 async function priorityLane() {
   if (beside.length > 0) {
     process.stdout.write(`test: lane (${BESIDE_EACH_OTHER}): ${beside.map(nameOf).join(', ')}\n`);
-    await pool(beside, beside.length);
+    await pool([...beside], beside.length);
   }
   for (const f of lane.filter((f) => !beside.includes(f))) {
     process.stdout.write(`test: lane (${alone(nameOf(f))}): ${nameOf(f)}\n`);
     await pool([f], 1);
   }
 }
-await Promise.all([pool(together, jobs, lane.length > 0), priorityLane()]);
+await Promise.all([pool(together, jobs, lane.length > 0, clustersPlaced), priorityLane()]);
 for (const f of after) {
   process.stdout.write(`test: alone (${alone(nameOf(f))}): ${nameOf(f)}\n`);
   await pool([f], 1);

@@ -40,10 +40,18 @@ export function slurmUp(): boolean {
 
 /**
  * What scripts/test.mjs found when it asked the cluster once for the whole run ('1' up, '0' not): a test file
- * need not ask again (`sinfo` takes 9 s to give up on a slurmctld that is not running), or undefined.
+ * need not ask again (`sinfo` takes 9 s to give up on a slurmctld that is not running), or undefined. '-': the
+ * runner started this file without asking, as its CLUSTERS does not list it; asking here would cost each such
+ * file those 9 s and run it among the rest while it drives a cluster, so that is an error naming the fix.
  */
 function upFromRunner(name: string): boolean | undefined {
   const v = process.env[name];
+  if (v === '-') {
+    throw new Error(
+      `${process.argv[1] ?? 'this test file'} asks whether a real cluster is up, but scripts/test.mjs does not ` +
+        'list it in CLUSTERS: add it there (it then waits for the answer, and runs alone when the cluster is up)',
+    );
+  }
   return v === '1' ? true : v === '0' ? false : undefined;
 }
 
