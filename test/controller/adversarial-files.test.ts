@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { runDrover } from '../helpers/drover.js';
 import { hostileTaskScript, RESULT_FILE_KINDS } from '../helpers/hostile-files.js';
+import { warmFetch } from '../helpers/warm-fetch.js';
 import { waitFor } from '../helpers/workspace.js';
 import { createPool, poolWorkspace } from '../pool/helpers.js';
 
@@ -50,6 +51,9 @@ test('result files of random kinds on a live pool: every reader answers within a
   );
   assert.equal(steady.code, 0, steady.stderr);
   const steadyJob = (JSON.parse(steady.stdout) as { jobname: string }).jobname;
+  // The readers below, once untimed: the test's first fetch loads its HTTP client (warmFetch).
+  const auth = { authorization: `Bearer ${server.token}` };
+  assert.equal(await warmFetch(`${server.url}/v1/ui/me`, { headers: auth }), 200);
   const kinds = Object.keys(RESULT_FILE_KINDS);
   let run = 0;
   const slowest: Timed[] = [];
