@@ -150,6 +150,10 @@ function answers(cmd, argv, ok) {
 const clustersOf = (name) => Object.entries(CLUSTERS).find(([c]) => name.startsWith(c))?.[1];
 const given = (name) =>
   process.env[name] === '1' || process.env[name] === '0' ? process.env[name] === '1' : undefined;
+/** What sinfo and qstat said, once they have. */
+const clusterUp = { slurm: false, gridengine: false };
+/** The variable with which CI requires each cluster (its files then run, and fail when it is not up). */
+const REQUIRED = { slurm: 'DROVER_TEST_SLURM', gridengine: 'DROVER_TEST_GRIDENGINE' };
 // Unit tests reach no cluster: --unit does not ask.
 const clustersAsked = (
   unit
@@ -162,19 +166,14 @@ const clustersAsked = (
 ).then(([slurm, gridengine]) => {
   clusterUp.slurm = slurm;
   clusterUp.gridengine = gridengine;
-  clusterInPlay.slurm = slurm || process.env.DROVER_TEST_SLURM === '1';
-  clusterInPlay.gridengine = gridengine || process.env.DROVER_TEST_GRIDENGINE === '1';
 });
-/** What sinfo and qstat said, once they have. */
-const clusterUp = { slurm: false, gridengine: false };
-/** The clusters the files of CLUSTERS run on (up, or required by CI), once sinfo and qstat have answered. */
-const clusterInPlay = { slurm: false, gridengine: false };
 
 /** Why a file runs alone, or undefined. */
 function alone(name) {
   if (ALONE[name]) return ALONE[name];
   const needs = clustersOf(name);
-  if (needs?.some((k) => clusterInPlay[k])) return 'the real clusters';
+  // A cluster is in play when it is up or required, known once sinfo and qstat have answered.
+  if (needs?.some((k) => clusterUp[k] || process.env[REQUIRED[k]] === '1')) return 'the real clusters';
   if (needs) return undefined; // it only skips
   if (/^conformance\/.*-alone\.test\.ts$/.test(name)) return BESIDE_EACH_OTHER;
   return undefined;
