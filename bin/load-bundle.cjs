@@ -8,19 +8,34 @@ const path = require('node:path');
 const vm = require('node:vm');
 const Module = require('node:module');
 
-/** The bundle's exports, and whether V8 refused its code cache (undefined: there was none). */
-module.exports = function loadBundle(file = path.join(__dirname, '..', 'dist', 'drover.cjs')) {
+/**
+ * Reads a bundle and its code cache once, and returns what makes a fresh instance of it: its own module, with
+ * its own module-level state, each call (a process loads it once; the tests' in-process twin of the CLI once
+ * per command, as a process would).
+ */
+function bundleLoader(file = path.join(__dirname, '..', 'dist', 'drover.cjs')) {
   let cachedData;
   try {
     cachedData = fs.readFileSync(`${file}.cache`);
   } catch {
     // No cache: compile from the text.
   }
-  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
-  const mod = new Module(file, module);
-  mod.filename = file;
-  mod.paths = Module._nodeModulePaths(path.dirname(file));
-  script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
-  mod.loaded = true;
-  return { exports: mod.exports, cacheRejected: cachedData ? script.cachedDataRejected : undefined };
+  const source = Module.wrap(fs.readFileSync(file, 'utf8'));
+  const dir = path.dirname(file);
+  return function instance() {
+    const script = new vm.Script(source, { filename: file, cachedData });
+    // No parent: a parent keeps each of its children, and with them every instance made.
+    const mod = new Module(file);
+    mod.filename = file;
+    mod.paths = Module._nodeModulePaths(dir);
+    script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, dir);
+    mod.loaded = true;
+    return { exports: mod.exports, cacheRejected: cachedData ? script.cachedDataRejected : undefined };
+  };
+}
+
+/** The bundle's exports, and whether V8 refused its code cache (undefined: there was none). */
+module.exports = function loadBundle(file) {
+  return bundleLoader(file)();
 };
+module.exports.bundleLoader = bundleLoader;

@@ -7,6 +7,8 @@
 //   --unit      only the unit tests: pure code, no process of drover started (test:unit)
 //   --timings   print every file's time, slowest first
 //   --list      print the files that would run, and which run alone and why; run nothing
+//   --real-cli  every drover command as a process of its own (CI's way), not the short ones in the test's
+//               process (DROVER_TEST_CLI=process|in-process says the same; CI set means process)
 //   PATTERN     only files whose path contains it (e.g. runner/ or conformance/local)
 // A file runs apart from the rest when it drives the real clusters (they are one shared queue), drives a browser, or
 // holds a bound on how fast something answers (a loaded machine would make that bound lie); see ALONE and alone().
@@ -86,7 +88,7 @@ const UNIT = [
 function usage(code, why) {
   if (why) process.stderr.write(`test: ${why}\n`);
   process.stderr.write(
-    'usage: node scripts/test.mjs [--jobs N] [--unit] [--timings] [--list] [PATTERN...]\n',
+    'usage: node scripts/test.mjs [--jobs N] [--unit] [--timings] [--list] [--real-cli] [PATTERN...]\n',
   );
   process.exit(code);
 }
@@ -96,6 +98,14 @@ let jobs = Math.max(2, 2 * os.availableParallelism());
 let unit = false;
 let timings = false;
 let list = false;
+/**
+ * How the tests run `drover`: each command as a process of its own (`process`: CI, and `--real-cli`), or the
+ * short ones inside the test's process (`in-process`, the developer's loop: a fake of the process boundary, see
+ * test/helpers/drover-in-process-fake.ts; ~2,000 commands at ~150 ms of CPU each on the 2-core VM).
+ */
+let cli = process.env.DROVER_TEST_CLI ?? (process.env.CI ? 'process' : 'in-process');
+if (cli !== 'process' && cli !== 'in-process')
+  usage(2, `DROVER_TEST_CLI='${cli}' is neither process nor in-process: give one, or unset it`);
 const patterns = [];
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
@@ -107,6 +117,7 @@ for (let i = 0; i < args.length; i++) {
   } else if (a === '--unit') unit = true;
   else if (a === '--timings') timings = true;
   else if (a === '--list') list = true;
+  else if (a === '--real-cli') cli = 'process';
   else if (a === '-h' || a === '--help') usage(0);
   else if (a.startsWith('-')) usage(2, `unknown option '${a}'`);
   else patterns.push(a);
@@ -226,6 +237,7 @@ function envOf(js) {
     ...(TLS.some((p) => name.startsWith(p)) ? process.env : noExtraCerts),
     DROVER_TEST_SLURM_UP: said(clusterUp.slurm),
     DROVER_TEST_GRIDENGINE_UP: said(clusterUp.gridengine),
+    DROVER_TEST_CLI: cli,
   };
 }
 
@@ -385,7 +397,10 @@ process.stdout.write(
   `test: ${together.length} files, ${jobs} at a time at nice 19; beside them ${lane.length} at normal priority; ` +
     `then ${after.length} alone` +
     (reaching.length > 0 ? `; ${reaching.length} that can reach a cluster once sinfo and qstat answer` : '') +
-    '\n',
+    '\n' +
+    (cli === 'in-process'
+      ? "test: short drover commands run in each test's process (a fake of the process boundary; --real-cli or CI for processes)\n"
+      : 'test: every drover command runs as a process of its own\n'),
 );
 /**
  * Once the clusters have answered, the files that can reach them join the run: those whose cluster is in play

@@ -74,10 +74,18 @@ export function buildProgram(version: string, only?: string): Command {
   return program;
 }
 
-/** Run the CLI with `argv` (the arguments after `drover`). */
+/** Run the CLI with `argv` (the arguments after `drover`) as this process's one command. */
 export async function main(argv: string[], facts: { version: string; bin: string }): Promise<void> {
-  Object.assign(self, facts);
   handleProcessErrors();
+  await runCommand(argv, facts);
+}
+
+/**
+ * Run one command: what `main` does but take over the process's errors and output failures, which stay with
+ * whoever runs it (the tests' in-process twin of the CLI). Its exit code is left in `process.exitCode`.
+ */
+export async function runCommand(argv: string[], facts: { version: string; bin: string }): Promise<void> {
+  Object.assign(self, facts);
   // A known command as the first word builds that command alone; anything else (help, an unknown word that
   // gets a suggestion, an option for drover itself) builds them all, and so does `completion`, which prints them.
   const alone = argv[0] !== 'completion' && COMMANDS.some(([name]) => name === argv[0]);

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runInProcessFake } from './drover-in-process-fake.js';
 
 /** The repository root: this file runs from dist/test/helpers/. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -79,9 +80,13 @@ export function startDrover(args: readonly string[], opts: RunOptions): Started 
   return { child, pid: child.pid, result };
 }
 
-/** Run `node bin/drover.cjs ...args` to its end. */
+/**
+ * Run `node bin/drover.cjs ...args` to its end; in the developer's loop a short command runs in this process
+ * instead (drover-in-process-fake.ts: a fake of the process boundary, never in CI).
+ */
 export function runDrover(args: readonly string[], opts: RunOptions): Promise<RunResult> {
-  return startDrover(args, opts).result;
+  const how = { cwd: opts.cwd, env: childEnv(opts.env), input: opts.input, setsid: opts.setsid };
+  return runInProcessFake(args, how, droverBin) ?? startDrover(args, opts).result;
 }
 
 /** Run drover expecting exit 0 and JSON on stdout; throws with its stderr otherwise. */

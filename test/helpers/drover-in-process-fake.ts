@@ -1,0 +1,147 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createRequire } from 'node:module';
+
+/**
+ * A FAKE of the process boundary: `drover` commands run inside the test's own process instead of as a process of
+ * their own. On this project's 2-core VM a drover process costs ~150–200 ms of CPU, nearly all of it starting Node
+ * and loading the bundle, and the same command run here costs ~20 ms; the test suite runs ~2,000 such commands.
+ * It is the developer's loop's fast twin only: the test runner turns it on (DROVER_TEST_CLI=in-process) unless
+ * CI runs (`.ci/run` says DROVER_TEST_CLI=process), so every scenario also runs against real processes there.
+ *
+ * A command runs in-process only when a process of it would share nothing but what is handed over here: its
+ * folder (the process's working directory, changed for the command's length), its environment and arguments
+ * (process.env and process.argv, changed likewise), its standard output and error (the writes made in the
+ * command's asynchronous context are kept for it) and its exit code. Each command gets a fresh instance of the
+ * bundle, so nothing a module keeps (a cache, a `--no-color`) outlives it, and the ledgers it opened are closed
+ * when it ends, as its process's exit would close them. Everything else runs as a process: a command that serves, follows or waits, leaves a process
+ * behind, reads standard input, is started in its own session, or starts while another runs here (commands run at
+ * once are how the tests check concurrent drover invocations).
+ */
+
+/** Commands that run to their end here as in a process of their own. */
+const SHORT_COMMANDS = new Set([
+  'launch',
+  'pool',
+  'status',
+  'list',
+  'results',
+  'logs',
+  'history',
+  'config',
+  'prelaunch',
+  'completion',
+  'cancel',
+]);
+
+/**
+ * Words that make a command wait (following a log or a launch, waiting for a cancel to take) or leave a process
+ * running after it (a detached runner, or a launch waiting for another in the background), which would be the
+ * test's child here, not init's: killed, it would stay a zombie until the test's process reaps it.
+ */
+const PROCESS_WORDS = new Set(['-f', '--follow', '--wait', '--detach']);
+
+type Instance = () => {
+  exports: { runCommand(argv: string[], facts: { version: string; bin: string }): Promise<void> };
+};
+
+/** What the twin needs once per test process: a maker of bundle instances, and where output is kept. */
+interface Twin {
+  instance: Instance;
+  version: string;
+  output: AsyncLocalStorage<{ stdout: string; stderr: string }>;
+  opened: Set<{ open: boolean; close(): void }>;
+}
+
+let twin: Twin | undefined;
+let busy = false;
+
+function setUp(bin: string): Twin {
+  if (twin) return twin;
+  const require = createRequire(bin);
+  const loader = require('./load-bundle.cjs') as { bundleLoader(): Instance };
+  const { version } = require('../package.json') as { version: string };
+  const output = new AsyncLocalStorage<{ stdout: string; stderr: string }>();
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = process[name];
+    const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, encoding?: unknown, cb?: unknown): boolean => {
+      const kept = output.getStore();
+      if (kept === undefined) return write(chunk, encoding, cb);
+      kept[name] += typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
+      const done = typeof encoding === 'function' ? encoding : cb;
+      if (typeof done === 'function') process.nextTick(done as () => void);
+      return true;
+    }) as typeof stream.write;
+  }
+  // The ledgers a command opens are closed when it ends, as its process's exit would close them (an open one
+  // keeps its WAL: a process that finds it would see another connection).
+  const sqlite = require.resolve('better-sqlite3');
+  const Database = require(sqlite) as new (...a: unknown[]) => { open: boolean; close(): void };
+  const opened = new Set<{ open: boolean; close(): void }>();
+  class ClosedAtCommandEnd extends Database {
+    constructor(...a: unknown[]) {
+      super(...a);
+      if (output.getStore() !== undefined) opened.add(this);
+    }
+  }
+  require.cache[sqlite]!.exports = ClosedAtCommandEnd;
+  twin = { instance: loader.bundleLoader(), version, output, opened };
+  return twin;
+}
+
+/** Whether `args` name a command the twin runs. */
+function short(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  const words = end < 0 ? args : args.slice(0, end);
+  if (words.includes('-')) return false;
+  if (words.some((w) => PROCESS_WORDS.has(w) || w.startsWith('--wait='))) return false;
+  return SHORT_COMMANDS.has(words[0] ?? '');
+}
+
+/** Make process.env exactly `env`, in place (Node's environment object, so children and TZ see it). */
+function setEnv(env: NodeJS.ProcessEnv): void {
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) process.env[key] = value;
+}
+
+/**
+ * Run `drover ...args` in this process when the twin is on and can; undefined when it must run as a process.
+ */
+export function runInProcessFake(
+  args: readonly string[],
+  how: { cwd: string; env: NodeJS.ProcessEnv; input?: string; setsid?: boolean },
+  bin: string,
+): Promise<{ code: number; signal: null; stdout: string; stderr: string }> | undefined {
+  if (process.env.DROVER_TEST_CLI !== 'in-process') return undefined;
+  if (busy || how.setsid === true || (how.input ?? '') !== '' || !short(args)) return undefined;
+  const { instance, version, output, opened } = setUp(bin);
+  busy = true;
+  const cwd = process.cwd();
+  const env = { ...process.env };
+  const argv = process.argv;
+  const exitCode = process.exitCode;
+  const ttys = [process.stdout, process.stderr].filter((s) => s.isTTY === true);
+  const kept = { stdout: '', stderr: '' };
+  const run = async () => {
+    try {
+      process.chdir(how.cwd);
+      setEnv(how.env);
+      for (const s of ttys) s.isTTY = false;
+      process.argv = [process.execPath, bin, ...args];
+      process.exitCode = undefined;
+      const { exports } = instance();
+      await output.run(kept, () => exports.runCommand([...args], { version, bin }));
+      return { code: Number(process.exitCode ?? 0), signal: null, ...kept } as const;
+    } finally {
+      for (const db of opened) if (db.open) db.close();
+      opened.clear();
+      process.exitCode = exitCode;
+      process.argv = argv;
+      for (const s of ttys) s.isTTY = true;
+      setEnv(env);
+      process.chdir(cwd);
+      busy = false;
+    }
+  };
+  return run();
+}
