@@ -45,10 +45,14 @@ for (const requeue of [1, 0]) {
       { cwd },
     );
     assert.equal(l.code, 0, l.stderr);
-    const ps = await waitFor('the task to be running on a worker', async () => {
+    // Mid-task as the controller knows it: its worker has reported the start (a worker killed between starting a
+    // task and reporting it is another case: the controller hands the task on as never started).
+    const ps = await waitFor('the task to be running on a worker, its start reported', async () => {
+      const s = JSON.parse((await runDrover(['status', 'L', '--json'], { cwd })).stdout);
+      if (s.counts.running !== 1 || !fs.existsSync(path.join(cwd, 'pid.1'))) return undefined;
       const r = await runDrover(['pool', 'status', 'p', '--json'], { cwd });
       const ws = (JSON.parse(r.stdout) as { workers: { pid: number; tasks: string[] }[] }).workers;
-      return fs.existsSync(path.join(cwd, 'pid.1')) && ws.find((w) => w.tasks.length > 0);
+      return ws.find((w) => w.tasks.length > 0);
     });
     process.kill(ps.pid, 'SIGKILL');
     const s = await waitFor(
