@@ -257,6 +257,27 @@ export class ControllerCore {
     l.retryWaiting.set(task, { attempt: pt.attempt, tries: pt.tries, notBefore: 0 });
   }
 
+  /**
+   * A task handed to a worker that was lost before it reported starting it: the worker may have started it
+   * (killed between the two), so that attempt is recorded `lost` and the task goes again as the next attempt,
+   * at once (it may never have run, so no retry policy is asked). A worker that leaves (`stopped`) says what it
+   * ran before it goes: what it never reported it never started (requeueUnstarted).
+   */
+  loseUnreported(l: LiveLaunch, w: LiveWorker, task: number, attempt: number, why: string): void {
+    const pt = this.store.poolTask(l, task);
+    if (!pt) return;
+    const lost = {
+      task,
+      attempt,
+      host: w.host,
+      at: this.clock.now(),
+      reason: `${why} before it reported the start`,
+    };
+    if (this.store.loseUnreported(l, lost))
+      l.retryWaiting.set(task, { attempt: attempt + 1, tries: pt.tries, notBefore: 0 });
+    else this.requeueUnstarted(l, task);
+  }
+
   /** After a launch changed: close it when nothing is left, and tell its followers. */
   afterChange(l: LiveLaunch): void {
     if (l.remaining <= 0 && l.expanded) {
@@ -286,7 +307,9 @@ export class ControllerCore {
         l.inFlight--;
         changed.add(l);
         const started = h.started || this.store.started(l, h.task, h.attempt);
-        if (started) this.endTask(l, h.task, h.attempt, 'lost', `worker ${w.id} on ${w.host} ${reason}`);
+        const why = `worker ${w.id} on ${w.host} ${reason}`;
+        if (started) this.endTask(l, h.task, h.attempt, 'lost', why);
+        else if (state === 'lost') this.loseUnreported(l, w, h.task, h.attempt, why);
         else this.requeueUnstarted(l, h.task);
       }
     });

@@ -85,6 +85,14 @@ export interface ControllerStore {
   requeueQueued(l: LiveLaunch, task: number, nextAttempt: number): void;
   /** A task handed out and never started waits again. */
   unassign(l: LiveLaunch, task: number): void;
+  /**
+   * A task handed to a worker lost before it reported the start: that attempt is `lost` (it may have run), and
+   * the task waits again as the next attempt. Returns whether it was recorded (the task was still held so).
+   */
+  loseUnreported(
+    l: LiveLaunch,
+    t: { task: number; attempt: number; host: string; at: number; reason: string },
+  ): boolean;
   /** A task is done in its launch. */
   finish(l: LiveLaunch, task: number): void;
   /** A started attempt is lost. */

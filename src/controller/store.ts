@@ -30,6 +30,7 @@ import {
   closePoolLaunchIfDone,
   expandLaunch,
   finishTask,
+  loseUnreported,
   markLost,
   markRequeued,
   requeueForRetry,
@@ -89,6 +90,9 @@ export function ledgerStore(ledger: Ledger): ControllerStore {
     },
     unassign(l, task) {
       unassign(ledger, l.id, task);
+    },
+    loseUnreported(l, t) {
+      return loseUnreported(ledger, l.jobId, l.id, t).kind === 'applied';
     },
     finish(l, task) {
       finishTask(ledger, l.id, task);

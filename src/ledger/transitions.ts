@@ -24,6 +24,7 @@
  * | markRequeued                                  | transitions/pool.ts           | (a lost attempt, requeued)     |
  * | requeueForRetry                               | transitions/pool.ts           | terminal → queued              |
  * | markLost                                      | transitions/pool.ts           | running → lost                 |
+ * | loseUnreported                                | transitions/pool.ts           | (a lost attempt, start unsaid) |
  * | cancelPoolTasks                               | transitions/pool.ts           | queued → cancelled             |
  * | closePoolLaunchIfDone                         | transitions/pool.ts           | (the launch closes)            |
  * | createLaunch, deleteLaunch, closeLaunchIfDone | transitions/launch.ts         | pending → queued, and back     |
@@ -53,6 +54,7 @@ export {
   cancelPoolTasks,
   closePoolLaunchIfDone,
   finishTask,
+  loseUnreported,
   markLost,
   markRequeued,
   requeueForRetry,

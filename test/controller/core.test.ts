@@ -240,7 +240,7 @@ test('a failed attempt with retries left waits its backoff, then goes out again 
   assert.ok(!w.core.launches.has(id));
 });
 
-test('a silent worker is lost at the tick: its started attempt is lost, its unstarted task goes to another', (t) => {
+test('a silent worker is lost at the tick: its started attempt is lost, its unreported one lost and run anew elsewhere', (t) => {
   const w = world(t, 30);
   const a = register(w, 2, 'a');
   const id = poolLaunch(w, 2);
@@ -258,12 +258,36 @@ test('a silent worker is lost at the tick: its started attempt is lost, its unst
   assert.equal(a.state, 'lost');
   assert.deepEqual(w.signals.wakes.at(-1), { worker: a.id, force: true }, 'its parked poll is answered');
   assert.equal(taskState(w, id, 1), 'lost', 'the started attempt: lost (no retries)');
-  assert.equal(taskState(w, id, 2), 'queued', 'the unstarted one: queued again');
+  // Task 2 was handed to it and its start never reported: it may have started it (killed between the two), so
+  // that attempt is lost, and the task goes again as attempt 2 whatever the retries (it may never have run).
+  assert.equal(taskState(w, id, 2), 'queued', 'the unreported one: queued again');
+  assert.deepEqual(
+    w.ledger.db
+      .prepare('SELECT attempt, state, started_at, ended_at, host, reason FROM attempts WHERE task_id = 2')
+      .all(),
+    [
+      {
+        attempt: 1,
+        state: 'lost',
+        started_at: null,
+        ended_at: w.clock.t,
+        host: a.host,
+        reason: `worker ${a.id} on ${a.host} sent nothing for 30 s before it reported the start`,
+      },
+    ],
+  );
   w.core.dispatch();
   assert.deepEqual(
     [...b.held.values()].map((h) => [h.task, h.attempt]),
-    [[2, 1]],
-    'the same attempt, elsewhere',
+    [[2, 2]],
+    'the next attempt, elsewhere: attempt 1 may have run',
+  );
+  report(w, b, id, [start(2, 2, w.clock.t), end(2, 2, w.clock.t + 1, 'succeeded')]);
+  assert.equal(taskState(w, id, 2), 'succeeded');
+  assert.throws(
+    () => report(w, a, id, [start(2, 1, 10)]),
+    (e: unknown) => e instanceof HttpError,
+    'the lost worker, back, cannot report the attempt it lost',
   );
 });
 

@@ -1,9 +1,18 @@
 import type { AttemptRecord } from '../../protocol/records.js';
 import { type Applied, applyRecords } from '../apply-records.js';
+import { refreshLatest } from '../latest-attempt.js';
 import type { Ledger } from '../ledger.js';
 import { markUnfinished } from './backend.js';
 import { expandAll } from './expand.js';
-import { APPLIED, followInTask, markAttemptRequeued, moveInLaunch, type Outcome, UNCHANGED } from './move.js';
+import {
+  APPLIED,
+  countAttempt,
+  followInTask,
+  markAttemptRequeued,
+  moveInLaunch,
+  type Outcome,
+  UNCHANGED,
+} from './move.js';
 
 /**
  * The controller's transitions of pool launches. Pool launches use the same tables and record transitions as
@@ -103,6 +112,44 @@ export function unassign(ledger: Ledger, launchId: number, taskId: number): Outc
     .stmt('UPDATE pool_tasks SET worker = NULL, not_before = 0 WHERE launch_id = ? AND task_id = ?')
     .run(launchId, taskId);
   return info.changes > 0 ? APPLIED : UNCHANGED;
+}
+
+/**
+ * Transition `loseUnreported`: a task handed to a worker that was lost before it reported the attempt's start.
+ * The worker may have started it (killed between the two), so the attempt is recorded `lost`, its start
+ * unknown, on the worker's host: an attempt number that ran is never given to another run. The task stays
+ * `queued` and waits to be handed out again at once as the next attempt (it may never have run: no retry policy
+ * is asked). Unchanged when the attempt is recorded already or the task is no longer held.
+ */
+export function loseUnreported(
+  ledger: Ledger,
+  jobId: number,
+  launchId: number,
+  t: { task: number; attempt: number; host: string; at: number; reason: string },
+): Outcome {
+  if (!ledger.db.inTransaction) return ledger.write(() => loseUnreported(ledger, jobId, launchId, t));
+  const held = ledger
+    .stmt(
+      `SELECT 1 FROM pool_tasks p JOIN launch_tasks lt ON lt.launch_id = p.launch_id AND lt.task_id = p.task_id
+       WHERE p.launch_id = ? AND p.task_id = ? AND p.attempt = ? AND lt.state = 'queued'`,
+    )
+    .get(launchId, t.task, t.attempt);
+  if (!held) return UNCHANGED;
+  const info = ledger
+    .stmt(
+      `INSERT INTO attempts (job_id, task_id, attempt, launch_id, state, ended_at, host, reason)
+       VALUES (?, ?, ?, ?, 'lost', ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .run(jobId, t.task, t.attempt, launchId, t.at, t.host, t.reason);
+  if (info.changes === 0) return UNCHANGED;
+  countAttempt(ledger, jobId, launchId, t.task, t.attempt);
+  refreshLatest(ledger, jobId, t.task);
+  ledger
+    .stmt(
+      'UPDATE pool_tasks SET worker = NULL, attempt = ?, not_before = 0 WHERE launch_id = ? AND task_id = ?',
+    )
+    .run(t.attempt + 1, launchId, t.task);
+  return APPLIED;
 }
 
 /** Transition `finishTask`: a task is done in its pool launch (its last attempt's state stands). */
