@@ -81,8 +81,8 @@ export async function main(argv: string[], facts: { version: string; bin: string
 }
 
 /**
- * Run one command: what `main` does but take over the process's errors and output failures, which stay with
- * whoever runs it (the tests' in-process twin of the CLI). Its exit code is left in `process.exitCode`.
+ * Run one command: what `main` does without taking over the process's uncaught errors and output failures, which
+ * stay with whoever runs it (the tests' in-process twin of the CLI). Its exit code is left in `process.exitCode`.
  */
 export async function runCommand(argv: string[], facts: { version: string; bin: string }): Promise<void> {
   Object.assign(self, facts);
