@@ -13,9 +13,9 @@ import { createRequire } from 'node:module';
  * (process.env and process.argv, changed likewise), its standard output and error (the writes made in the
  * command's asynchronous context are kept for it) and its exit code. Each command gets a fresh instance of the
  * bundle, so nothing a module keeps (a cache, a `--no-color`) outlives it, and the ledgers it opened are closed
- * when it ends, as its process's exit would close them. Everything else runs as a process: a command that serves, follows or waits, leaves a process
- * behind, reads standard input, is started in its own session, or starts while another runs here (commands run at
- * once are how the tests check concurrent drover invocations).
+ * when it ends, as its process's exit would close them. Everything else runs as a process: a command that serves,
+ * follows or waits, leaves a process behind, reads standard input, is started in its own session, or starts while
+ * another runs here (commands run at once are how the tests check concurrent drover invocations).
  */
 
 /** Commands that run to their end here as in a process of their own. */
