@@ -193,13 +193,29 @@ export class Controller {
     });
   }
 
-  /** A worker asks for work; the answer comes when there is some (or after `waitMs`). */
-  poll(w: LiveWorker, waitMs: number): Promise<PollAnswer> {
+  /**
+   * A worker asks for work; the answer comes when there is some (or after `waitMs`). A poll whose connection
+   * closes (`gone`) is parked no more: what would have answered it (tasks, a launch's settings) waits for the
+   * worker's next poll instead of going to no one.
+   */
+  poll(w: LiveWorker, waitMs: number, gone?: AbortSignal): Promise<PollAnswer> {
     this.core.polled(w);
     this.answerPoll(w, true);
+    if (gone?.aborted) return Promise.resolve({ tasks: [], cancel: [] });
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.answerPoll(w, true), waitMs);
-      this.polls.set(w, { answer: resolve, timer });
+      const parked = { answer: resolve, timer };
+      this.polls.set(w, parked);
+      gone?.addEventListener(
+        'abort',
+        () => {
+          if (this.polls.get(w) !== parked) return;
+          this.polls.delete(w);
+          clearTimeout(timer);
+          resolve({ tasks: [], cancel: [] });
+        },
+        { once: true },
+      );
       if (hasWork(w)) this.answerPoll(w);
       else this.schedule();
     });

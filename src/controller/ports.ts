@@ -106,8 +106,8 @@ export interface ControllerStore {
   worker(id: string): WorkerRow | undefined;
   /** The rows of workers not lost or stopped. */
   liveWorkers(): WorkerRow[];
-  /** A new worker id, unique in the store. */
-  newWorkerId(host: string, pid: number): string;
+  /** A new worker id, unique in the store (from the `secret` the worker chose, when that id is free). */
+  newWorkerId(host: string, pid: number, secret: string): string;
   /** A new worker's row. */
   addWorker(row: WorkerFields & Pick<WorkerRow, 'id' | 'pool' | 'secret_hash'>, now: number): void;
   /** A worker registered again. */

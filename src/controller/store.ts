@@ -105,7 +105,7 @@ export function ledgerStore(ledger: Ledger): ControllerStore {
 
     worker: (id) => getWorkerRow(ledger, id),
     liveWorkers: () => liveWorkerRows(ledger),
-    newWorkerId: (host, pid) => newWorkerId((id) => workerIdTaken(ledger, id), host, pid),
+    newWorkerId: (host, pid, secret) => newWorkerId((id) => workerIdTaken(ledger, id), host, pid, secret),
     addWorker: (row, now) => insertWorker(ledger, row, now),
     updateWorker: (id, f, now) => updateWorker(ledger, id, f, now),
     setWorkerState: (id, state, reason) => setWorkerState(ledger, id, state, reason),

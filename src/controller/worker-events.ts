@@ -3,13 +3,14 @@ import type { WorkerRow } from '../ledger/pool-workers.js';
 import { attemptFile, segmentLogs } from '../protocol/log-slices.js';
 import type { AttemptKey, RegisterRequest, ReportBatch } from '../protocol/messages.js';
 import type { AttemptRecord, StartRecord } from '../protocol/records.js';
+import { MIN_WORKER_SECRET_CHARS, newWorkerSecret } from '../protocol/worker-secret.js';
 import { requeueOf } from '../runner/requeue.js';
 import type { ControllerCore } from './core.js';
 import { HttpError } from './http-error.js';
 import { type HeldTask, type LiveLaunch, type LiveWorker, taskKey } from './live.js';
 import { freshBatches, type HeldView, refusedRecords } from './report-check.js';
 import { GONE, newWorker, rowOf } from './worker-row.js';
-import { hashSecret, newSecret, secretMatches } from './worker-secret.js';
+import { hashSecret, ownWorkerId, secretMatches } from './worker-secret.js';
 
 /**
  * What workers tell the controller — their registration, and the records of their attempts — and the
@@ -50,19 +51,40 @@ function resumedRow(c: ControllerCore, req: RegisterRequest & { id: string }): W
 }
 
 /**
+ * A first registration with a secret the worker chose: the row a registration with that secret made, when this
+ * one was sent again because its answer was lost (the worker never learned its id); undefined for a new worker.
+ * Without it the worker would become a second one, and the first, never polling, would be handed tasks and be
+ * taken for lost with them.
+ */
+function sentAgain(c: ControllerCore, req: RegisterRequest): WorkerRow | undefined {
+  if (req.secret === undefined) return undefined;
+  if (req.secret.length < MIN_WORKER_SECRET_CHARS) {
+    throw new HttpError(
+      400,
+      'bad-request',
+      `a worker's own secret has ${req.secret.length} characters: choose at least ${MIN_WORKER_SECRET_CHARS} random ones`,
+    );
+  }
+  const row = c.store.worker(ownWorkerId(req.host, req.pid, req.secret));
+  return row && row.pool === req.pool && secretMatches(req.secret, row.secret_hash) ? row : undefined;
+}
+
+/**
  * A worker registers: the first time (it gets an id and a secret), or again with them after the controller or
  * the network was away. Checks come first; the row and the reconciliation of what it holds are one transaction.
  */
 export function registerWorker(c: ControllerCore, req: RegisterRequest): Registered {
   const now = c.clock.now();
-  const row = req.id !== undefined ? resumedRow(c, { ...req, id: req.id }) : undefined;
-  const secret = row ? undefined : newSecret();
+  const row = req.id !== undefined ? resumedRow(c, { ...req, id: req.id }) : sentAgain(c, req);
+  // A worker of an earlier version chooses no secret: it is given one, shown once.
+  const given = row || req.secret !== undefined ? undefined : newWorkerSecret();
+  const secret = req.secret ?? given!;
   const state = req.setup ? 'setup' : 'ready';
   return c.store.transaction(() => {
-    const id = row ? row.id : c.store.newWorkerId(req.host, req.pid);
+    const id = row ? row.id : c.store.newWorkerId(req.host, req.pid, secret);
     const fields = rowOf(req, state);
     if (row) c.store.updateWorker(id, fields, now);
-    else c.store.addWorker({ ...fields, id, pool: req.pool, secret_hash: hashSecret(secret!) }, now);
+    else c.store.addWorker({ ...fields, id, pool: req.pool, secret_hash: hashSecret(secret) }, now);
     let w = c.workers.get(id);
     if (!w || w.state === 'lost' || w.state === 'stopped') {
       const held = w?.held ?? new Map<string, HeldTask>();
@@ -70,7 +92,7 @@ export function registerWorker(c: ControllerCore, req: RegisterRequest): Registe
         ...GONE,
         id,
         registered_at: now,
-        secret_hash: hashSecret(secret!),
+        secret_hash: hashSecret(secret),
       };
       w = newWorker({ ...base, ...fields, pool: req.pool, id }, now);
       w.held = held;
@@ -83,7 +105,7 @@ export function registerWorker(c: ControllerCore, req: RegisterRequest): Registe
     c.log.info({ event: 'worker-register', worker: id, pool: w.pool, host: w.host, pid: w.pid });
     if (disowned.length > 0) c.log.warn({ event: 'worker-disowned', worker: id, attempts: disowned.length });
     c.signals.dispatchSoon();
-    return { id, ...(secret !== undefined ? { secret } : {}), seq: row?.seq ?? 0, disowned };
+    return { id, ...(given !== undefined ? { secret: given } : {}), seq: row?.seq ?? 0, disowned };
   });
 }
 

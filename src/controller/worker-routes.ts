@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { PollRequest, RegisterAnswer, RegisterRequest, ReportRequest } from '../protocol/messages.js';
 import { API_PREFIX, FILE_CHUNK_BYTES, type FileAnswer } from '../protocol/messages.js';
 import { SMALL_BODY_BYTES } from './body-budgets.js';
@@ -37,7 +37,7 @@ export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: 
   app.post<{ Params: { id: string }; Body: PollRequest }>(
     `${p}/workers/:id/poll`,
     { config: worker, onRequest: own, bodyLimit: SMALL_BODY_BYTES, schema: { body: S.pollSchema } },
-    async (req) => ctx.controller.poll(req.worker!, req.body.wait * 1000),
+    async (req, reply) => ctx.controller.poll(req.worker!, req.body.wait * 1000, whenGone(reply)),
   );
   app.post<{ Params: { id: string }; Body: ReportRequest }>(
     `${p}/workers/:id/report`,
@@ -79,6 +79,14 @@ export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: 
       return { ok: true };
     },
   );
+}
+
+/** Aborts when the request's connection is gone (closed before its answer, or already). */
+function whenGone(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  if (reply.raw.socket === null || reply.raw.socket.destroyed) gone.abort();
+  else reply.raw.once('close', () => gone.abort());
+  return gone.signal;
 }
 
 /** writeChunk, with an I/O error of the controller's disk as one clear 507 (the worker sends it again later). */

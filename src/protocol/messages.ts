@@ -269,16 +269,21 @@ export type UserRoutes = never;
 // ---------------------------------------------------------------------------------------------------------
 
 /**
- * `POST /v1/workers/register`: a worker says what it has and gets an id and a session secret from the
- * controller. After the controller (or the network) was away it registers again with that id and secret, what it
- * is running and the records the controller has not acknowledged yet; a restarted controller knows both from its
- * database. An id without its secret is refused (403), an id the controller does not know is 409
- * `unknown-worker` (register without one).
+ * `POST /v1/workers/register`: a worker says what it has and gets an id from the controller, bound to a session
+ * secret the worker chose (a worker of an earlier version chooses none and is given one). After the controller
+ * (or the network) was away it registers again with that id and secret, what it is running and the records the
+ * controller has not acknowledged yet; a restarted controller knows both from its database. An id without its
+ * secret is refused (403), an id the controller does not know is 409 `unknown-worker` (register without one).
+ * A first registration sent again, its answer lost, names the same secret: it gets the same id, not a second
+ * worker that nobody runs.
  */
 export interface RegisterRequest {
   /** The id the controller gave it, when it registers again. */
   id?: string;
-  /** The session secret that came with the id (required with `id`). */
+  /**
+   * Its session secret: the one it registered with, required with `id`; without `id`, the one it chose for its
+   * first registration (at least MIN_WORKER_SECRET_CHARS random characters: newWorkerSecret).
+   */
   secret?: string;
   pool: string;
   host: string;
@@ -300,7 +305,10 @@ export interface RegisterRequest {
 export interface RegisterAnswer {
   /** Its id: in the path of every other worker route. */
   id: string;
-  /** Its session secret (only on a first registration): send it as the `drover-worker-secret` header. */
+  /**
+   * A session secret the controller chose, on a first registration that named none (a worker of an earlier
+   * version): send it as the `drover-worker-secret` header.
+   */
   secret?: string;
   /** Send a heartbeat at least this often (seconds). */
   heartbeat: number;

@@ -11,6 +11,7 @@ import type {
 } from '../protocol/messages.js';
 import { WORKER_SECRET_HEADER } from '../protocol/messages.js';
 import type { AttemptRecord } from '../protocol/records.js';
+import { newWorkerSecret } from '../protocol/worker-secret.js';
 import { chooseStarter } from '../runner/runner.js';
 import { cpusAvailable, parseVisibleGpus, planSlots, type Slot } from '../runner/slots.js';
 import type { ProcessStarter } from '../runner/starters/starter.js';
@@ -57,12 +58,13 @@ const REGISTER_TIMEOUT_MS = 5000;
  * A pool worker: registers with its resources, runs its setup once, then long-polls the controller for tasks
  * and runs them through src/runner (launch-runners.ts), reporting every attempt record. It keeps
  * running its tasks while the controller is away and tells the next one what it holds, proving who it is with
- * the id and session secret the controller gave it at its first registration.
+ * the session secret it chose and the id the controller bound to it at its first registration.
  */
 export class Worker {
   /** Its id, given by the controller at registration ('' before). */
   id = '';
-  private secret: string | undefined;
+  /** Its session secret: chosen here for its first registration (a controller of an earlier version gives one). */
+  private secret = newWorkerSecret();
   private readonly api: ApiClient;
   private readonly slots: Slot[];
   private readonly resources: Resources;
@@ -83,6 +85,7 @@ export class Worker {
 
   constructor(private readonly o: WorkerOptions) {
     this.api = new ApiClient(o.url, o.token, { keepAlive: true });
+    this.api.headers[WORKER_SECRET_HEADER] = this.secret;
     this.reporter = new Reporter(this.api, () => this.id, o.log);
     const report = (launch: number, r: AttemptRecord) => this.reporter.add(launch, r);
     if (o.sharedFs === false) {
@@ -258,14 +261,16 @@ export class Worker {
   }
 
   /**
-   * Register: the first time, for an id and a secret; again (after the controller was away) with them, listing
-   * the attempts it holds. The answer disowns those that are not its own (taken back while it was taken for lost;
-   * all of them when a controller that does not know the id, another ledger, gives it a new one).
+   * Register: the first time with its secret, for an id (sent again after a lost answer, the same secret gets the
+   * same id); again (after the controller was away) with both, listing the attempts it holds. The answer disowns
+   * those that are not its own (taken back while it was taken for lost; all of them when a controller that does
+   * not know the id, another ledger, gives it a new one).
    */
   private async register(): Promise<void> {
     const element = ownElement();
     const req: RegisterRequest = {
-      ...(this.secret !== undefined ? { id: this.id, secret: this.secret } : {}),
+      ...(this.id !== '' ? { id: this.id } : {}),
+      secret: this.secret,
       pool: this.o.pool,
       host: shortHostname(),
       pid: process.pid,
@@ -281,7 +286,7 @@ export class Worker {
     } catch (err) {
       if (!(err instanceof ApiError) || err.code !== 'unknown-worker' || req.id === undefined) throw err;
       this.o.log(`the controller does not know worker ${this.id}: registering anew`);
-      const { id: _id, secret: _secret, ...fresh } = req;
+      const { id: _id, ...fresh } = req;
       a = await this.api.call<RegisterAnswer>('POST', '/workers/register', fresh, REGISTER_TIMEOUT_MS);
     }
     this.epoch++;

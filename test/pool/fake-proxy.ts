@@ -13,6 +13,11 @@ export class FakeProxy {
   /** Connections it relayed. */
   connections = 0;
   cutting = true;
+  /**
+   * The next this many connections carry their request to the controller and are cut at the first byte of its
+   * answer (the request is applied; the client never learns how).
+   */
+  cutAnswers = 0;
 
   constructor(
     private readonly target: { host: string; port: number },
@@ -61,6 +66,12 @@ export class FakeProxy {
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (this.cutAnswers > 0) {
+      this.cutAnswers--;
+      upstream.once('data', () => {
+        this.cuts++;
+        end();
+      });
+    } else upstream.pipe(client);
   }
 }
