@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { SIGNAL_NAMES } from '../../src/runner/end-state.js';
 import type { RunSettings } from '../../src/runner/group.js';
@@ -59,16 +61,18 @@ for (const impl of RUNNERS) {
 
       test(`a process a task left outside its group writes after the task ended (${logs}): not into the next task's log`, async (t) => {
         // Task 1 leaves a process in a session of its own (as a daemon does), which writes a result-like line once
-        // task 1 has ended and task 2 runs in the same slot. What it writes is no later attempt's. It writes 1 s
-        // after task 1's end, while task 2 runs: a runner under CI's load once took over 0.5 s to take that end
-        // (and cut task 1's pipes), and bytes before the cut are task 1's. A premise per runner that needs no
-        // margin is yet to come: task 2's start is one only where a slot runs its tasks in turn.
-        // (Task 1 ends only once that process has its own session: before, it is still in task 1's group.)
-        const late = `(setsid sh -c ': > left; sleep 1; echo "{\\"loss\\": 999}"; echo late >&2' &); until [ -e left ]; do sleep 0.01; done; echo one; echo one >&2`;
+        // task 1's end is recorded (its pipes cut: bytes before the cut are task 1's) while task 2 runs in the
+        // same slot. What it writes is no later attempt's. (Task 1 ends only once that process has its own
+        // session: before, it is still in task 1's group.)
+        const late = `(setsid sh -c ': > left; until [ -e go ]; do sleep 0.01; done; echo "{\\"loss\\": 999}"; echo late >&2' &); until [ -e left ]; do sleep 0.01; done; echo one; echo one >&2`;
         const o = await runWith(t, impl, {
           commands: [late, 'sleep 1.5; echo two; echo two >&2'],
           settings: { maxTasks: 1 },
           logs,
+          during: async (run) => {
+            await run.ended([1]);
+            fs.writeFileSync(path.join(run.launch.dir, 'go'), '');
+          },
         });
         assertTasks(o, { 1: want.attempt(o.launch, 1, 1, ok), 2: want.attempt(o.launch, 2, 1, ok) });
         const sliced = o.raw.some((r) => r.type === 'start' && r.task === 1 && r.seq !== undefined);

@@ -36,6 +36,8 @@ export interface LiveRun {
   processes(): ChildProcess[];
   /** Wait until every one of `tasks` has a start record. */
   started(tasks: number[]): Promise<void>;
+  /** Wait until every one of `tasks` has an end record. */
+  ended(tasks: number[]): Promise<void>;
   /** Drop a cancel request for `tasks` into the cancel folder, as `drover cancel` does. */
   requestCancel(tasks: number[] | 'all'): void;
 }
@@ -157,6 +159,11 @@ export async function runWith(
     started: async (tasks) => {
       await waitFor(`the start of task(s) ${tasks.join(', ')}`, () =>
         tasks.every((id) => all().some((r) => r.type === 'start' && r.task === id)),
+      );
+    },
+    ended: async (tasks) => {
+      await waitFor(`the end of task(s) ${tasks.join(', ')}`, () =>
+        tasks.every((id) => all().some((r) => r.type === 'end' && r.task === id)),
       );
     },
     requestCancel: (tasks) => {
