@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ElementExit, Personality } from './personality.js';
-import { parents, signalAll, trackDescendants } from './processes.js';
+import { signalAll, trackDescendants } from './processes.js';
 import {
   appendAccounting,
   type ElementState,
@@ -223,8 +223,7 @@ export async function runController(dir: string, id: number): Promise<void> {
     }
     if (p.scope === 'tree' && now - lastTrack >= TRACK_MS) {
       lastTrack = now;
-      const ppid = running.size > 0 ? parents() : undefined;
-      for (const r of running.values()) trackDescendants(r.tracked, ppid);
+      for (const r of running.values()) trackDescendants(r.tracked);
     }
     startPending();
     const open = state.elements.some(
