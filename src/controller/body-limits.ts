@@ -19,8 +19,20 @@ export class BodyGate {
    * request that is gone would be lost for good, and with every slot lost no body is ever read again.
    */
   async acquire(gone?: AbortSignal): Promise<() => void> {
-    if (this.busy < this.slots) this.busy++;
-    else if (!(await this.wait(gone))) return () => {};
+    const free = this.tryAcquire();
+    if (free) return free;
+    return (await this.wait(gone)) ? this.release() : () => {};
+  }
+
+  /** A free slot's release function at once, or undefined when every slot is taken (acquire waits for one). */
+  tryAcquire(): (() => void) | undefined {
+    if (this.busy >= this.slots) return undefined;
+    this.busy++;
+    return this.release();
+  }
+
+  /** The release function of a slot just taken. */
+  private release(): () => void {
     let released = false;
     return () => {
       if (released) return;

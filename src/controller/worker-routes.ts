@@ -85,7 +85,10 @@ export function workerRoutes(app: FastifyInstance, ctx: PoolContext, heartbeat: 
 function whenGone(reply: FastifyReply): AbortSignal {
   const gone = new AbortController();
   if (reply.raw.socket === null || reply.raw.socket.destroyed) gone.abort();
-  else reply.raw.once('close', () => gone.abort());
+  else
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
   return gone.signal;
 }
 
