@@ -20,7 +20,7 @@ import { hashSecret, ownWorkerId, secretMatches } from './worker-secret.js';
 /** What a registration answers (besides the heartbeat interval). */
 export interface Registered {
   id: string;
-  /** Only on a first registration. */
+  /** Only to a worker that chose none (of an earlier version), on its first registration. */
   secret?: string;
   seq: number;
   /** Attempts it listed that are not its own (it stops them and drops their records). */
@@ -70,8 +70,9 @@ function sentAgain(c: ControllerCore, req: RegisterRequest): WorkerRow | undefin
 }
 
 /**
- * A worker registers: the first time (it gets an id and a secret), or again with them after the controller or
- * the network was away. Checks come first; the row and the reconciliation of what it holds are one transaction.
+ * A worker registers: the first time (it gets an id bound to its secret), or again with both after the
+ * controller or the network was away. Checks come first; the row and the reconciliation of what it holds are one
+ * transaction.
  */
 export function registerWorker(c: ControllerCore, req: RegisterRequest): Registered {
   const now = c.clock.now();
