@@ -13,18 +13,25 @@ import { tempWorkspace, waitFor } from '../helpers/workspace.js';
  * found it (folder, environment, exit code, open files, signal handlers).
  */
 
-/** `drover ...args` in this process (whatever the run's DROVER_TEST_CLI). */
-async function inProcess(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunResult> {
+/** Run `fn` with DROVER_TEST_CLI set to `mode` (whatever the run's), put back after. */
+async function withCli<T>(mode: 'in-process' | 'process', fn: () => Promise<T>): Promise<T> {
   const said = process.env.DROVER_TEST_CLI;
-  process.env.DROVER_TEST_CLI = 'in-process';
+  process.env.DROVER_TEST_CLI = mode;
   try {
-    const run = runInProcessFake(args, { cwd, env: childEnv(env) }, droverBin);
-    assert.ok(run, `drover ${args.join(' ')} runs in-process`);
-    return await run;
+    return await fn();
   } finally {
     if (said === undefined) delete process.env.DROVER_TEST_CLI;
     else process.env.DROVER_TEST_CLI = said;
   }
+}
+
+/** `drover ...args` in this process (whatever the run's DROVER_TEST_CLI). */
+function inProcess(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunResult> {
+  return withCli('in-process', async () => {
+    const run = runInProcessFake(args, { cwd, env: childEnv(env) }, droverBin);
+    assert.ok(run, `drover ${args.join(' ')} runs in-process`);
+    return await run;
+  });
 }
 
 /** `drover ...args` as a process of its own. */
@@ -128,13 +135,16 @@ test('a prelaunch and launch run in-process record them as typed, run the tasks,
 
 test('what the twin cannot run as a process would is run as a process', async (t) => {
   const cwd = tempWorkspace(t);
-  const said = process.env.DROVER_TEST_CLI;
-  process.env.DROVER_TEST_CLI = 'in-process';
-  t.after(() => {
-    if (said === undefined) delete process.env.DROVER_TEST_CLI;
-    else process.env.DROVER_TEST_CLI = said;
-  });
   const how = { cwd, env: childEnv() };
+  await withCli('in-process', () => mustBeProcesses(how));
+  // And the run's own choice: with DROVER_TEST_CLI=process, nothing runs in-process.
+  await withCli('process', async () =>
+    assert.equal(runInProcessFake(['status'], how, droverBin), undefined, 'DROVER_TEST_CLI=process'),
+  );
+});
+
+/** Each command the twin must leave to a process is refused by it; one command at a time runs in it. */
+async function mustBeProcesses(how: { cwd: string; env: NodeJS.ProcessEnv }): Promise<void> {
   for (const args of [
     ['server'],
     ['watch', 'j'],
@@ -155,7 +165,4 @@ test('what the twin cannot run as a process would is run as a process', async (t
   assert.ok(first);
   assert.equal(runInProcessFake(['status'], how, droverBin), undefined, 'while another runs');
   await first;
-  // And the run's own choice: with DROVER_TEST_CLI=process, nothing runs in-process.
-  process.env.DROVER_TEST_CLI = 'process';
-  assert.equal(runInProcessFake(['status'], how, droverBin), undefined, 'DROVER_TEST_CLI=process');
-});
+}

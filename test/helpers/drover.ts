@@ -54,11 +54,28 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
   return env;
 }
 
+/** How a command is run: RunOptions with its environment made (childEnv). */
+interface Made {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  input?: string | undefined;
+  setsid?: boolean | undefined;
+}
+
+/** RunOptions made into how the command runs. */
+function made(opts: RunOptions): Made {
+  return { cwd: opts.cwd, env: childEnv(opts.env), input: opts.input, setsid: opts.setsid };
+}
+
 /** Start `node bin/drover.cjs ...args` in the background. */
 export function startDrover(args: readonly string[], opts: RunOptions): Started {
+  return spawnDrover(args, made(opts));
+}
+
+function spawnDrover(args: readonly string[], opts: Made): Started {
   const child = spawn(process.execPath, [droverBin, ...args], {
     cwd: opts.cwd,
-    env: childEnv(opts.env),
+    env: opts.env,
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: opts.setsid === true,
   });
@@ -85,8 +102,8 @@ export function startDrover(args: readonly string[], opts: RunOptions): Started 
  * instead (drover-in-process-fake.ts: a fake of the process boundary, never in CI).
  */
 export function runDrover(args: readonly string[], opts: RunOptions): Promise<RunResult> {
-  const how = { cwd: opts.cwd, env: childEnv(opts.env), input: opts.input, setsid: opts.setsid };
-  return runInProcessFake(args, how, droverBin) ?? startDrover(args, opts).result;
+  const how = made(opts);
+  return runInProcessFake(args, how, droverBin) ?? spawnDrover(args, how).result;
 }
 
 /** Run drover expecting exit 0 and JSON on stdout; throws with its stderr otherwise. */
