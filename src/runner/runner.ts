@@ -35,6 +35,8 @@ export { chooseStarter };
 
 /** Tasks handed to the starter ahead of free slots, per slot, so a freed slot starts the next one at once. */
 const LOOKAHEAD_PER_SLOT = 32;
+/** How long a task runs before a scheduler's warning reaches it (warnTasks): time to set its signal handler. */
+const WARN_SETTLE_MS = 1000;
 
 /**
  * Runs a group of tasks with N slots: each task in its own process group with its own log files and
@@ -260,10 +262,16 @@ export class Runner {
 
   /**
    * The scheduler warns of the element's end (Slurm's `--signal=B:`, relayed by the batch script as SIGUSR2):
-   * each running task gets the `--signal` warning now, unless its own timer sent it already.
+   * each running task gets the `--signal` warning now, unless its own timer sent it already. Slurm may send it
+   * from the element's first second (its timer's resolution is up to a minute), when a task just started may not
+   * have set its handler yet and would die of it: a task gets it once it has run WARN_SETTLE_MS.
    */
   warnTasks(): void {
-    for (const a of this.inFlight) warnNow(this.ctx, a);
+    for (const a of this.inFlight) {
+      const ranMs = a.state.kind === 'running' ? performance.now() - a.state.startedMono : WARN_SETTLE_MS;
+      if (ranMs >= WARN_SETTLE_MS) warnNow(this.ctx, a);
+      else setTimeout(() => warnNow(this.ctx, a), WARN_SETTLE_MS - ranMs).unref();
+    }
   }
 
   /** Read cancel requests the CLI dropped into the cancel folder (also called on SIGUSR1). */
