@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CancelRequest } from './controller.js';
+import { type CancelRequest, cancelHere } from './controller.js';
 import { alive, jobDir, readState, sleepSync, writeJson } from './state.js';
 
 let sequence = 0;
@@ -18,10 +18,11 @@ export function requestCancel(
   requeue = false,
 ): boolean {
   const folder = jobDir(dir, id);
+  const req: CancelRequest = { indices, ...(requeue ? { requeue } : {}) };
+  if (cancelHere(folder, req)) return true;
   const pid = Number(readState(dir, id)?.controller ?? readPid(folder));
   if (!(pid > 0) || !alive(pid)) return false;
   const name = `${Date.now()}-${process.pid}-${sequence++}.json`;
-  const req: CancelRequest = { indices, ...(requeue ? { requeue } : {}) };
   writeJson(path.join(folder, 'requests', name), req);
   const ack = path.join(folder, 'acks', name);
   for (let waited = 0; waited < 10_000; waited += 10) {

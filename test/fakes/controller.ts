@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { gridEngineElement } from './gridengine/element.js';
 import type { ElementExit, Personality } from './personality.js';
 import { signalAll, trackDescendants } from './processes.js';
+import { slurmElement } from './slurm/element.js';
 import {
   appendAccounting,
   type ElementState,
@@ -20,7 +22,8 @@ import {
  * local processes (in index order, within the throttle and the node's CPUs), stops them at their time limit or
  * on a cancel request (the scheduler's signals, then SIGKILL after the grace), records each end in the
  * accounting, and exits once no element is pending, running or in error. It is the only writer of the job's
- * state.json after submission; scancel/qdel talk to it through request files it acknowledges.
+ * state.json after submission; scancel/qdel talk to it through request files it acknowledges, or, when it runs
+ * in their process (the fake's server runs the controllers of the jobs submitted through it), call it.
  */
 
 /** A cancel request of scancel/qdel. */
@@ -43,18 +46,26 @@ interface Running {
   killedByUs: boolean;
 }
 
-async function personalityOf(job: FakeJob): Promise<Personality> {
-  return job.scheduler === 'slurm'
-    ? (await import('./slurm/element.js')).slurmElement
-    : (await import('./gridengine/element.js')).gridEngineElement;
+/** The controllers running in this process, by job folder: each takes a cancel request at once. */
+const here = new Map<string, (req: CancelRequest) => void>();
+
+/** Apply `req` to the job of `folder` if its controller runs in this process; false when it does not. */
+export function cancelHere(folder: string, req: CancelRequest): boolean {
+  const take = here.get(folder);
+  if (!take) return false;
+  take(req);
+  return true;
 }
 
-/** Run job `id` of state folder `dir` to its end. */
+/**
+ * Run job `id` of state folder `dir` to its end. It takes cancel requests (cancelHere) from when it is called:
+ * everything before its first wait runs in the caller's turn.
+ */
 export async function runController(dir: string, id: number): Promise<void> {
   const folder = jobDir(dir, id);
   const job = readJson<FakeJob>(path.join(folder, 'job.json'));
   if (!job) throw new Error(`no job ${id} in ${dir}`);
-  const p = await personalityOf(job);
+  const p: Personality = job.scheduler === 'slurm' ? slurmElement : gridEngineElement;
   const host = hostName();
   const state = readJson<JobState>(path.join(folder, 'state.json'))!;
   state.controller = process.pid;
@@ -232,16 +243,24 @@ export async function runController(dir: string, id: number): Promise<void> {
     return open || running.size > 0;
   };
 
+  here.set(folder, (req) => {
+    cancel(req);
+    save();
+  });
   await new Promise<void>((resolve) => {
     const timer = setInterval(() => {
       if (!fs.existsSync(path.join(folder, 'job.json'))) {
         for (const r of running.values()) signalAll(r.tracked, 'SIGKILL');
+        here.delete(folder);
         clearInterval(timer);
         resolve();
         return;
       }
       if (!tick()) {
+        here.delete(folder);
         clearInterval(timer);
+        // No controller any more: this process may run on (the fake's server), and must not be taken for one.
+        delete state.controller;
         save();
         resolve();
       }

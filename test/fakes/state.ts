@@ -60,6 +60,8 @@ export interface FakeJob {
   killWaitS: number;
   /** Milliseconds before a pending element may start (a real scheduler's cycle). */
   startDelayMs: number;
+  /** Grid Engine: milliseconds before qacct shows an ended element (DROVER_FAKE_GE_ACCT_DELAY_MS at submission). */
+  accountingDelayMs?: number;
   /** Where Slurm element ends are written: the jobcomp log, slurmdbd (sacct), or nowhere. */
   accounting: 'jobcomp' | 'sacct' | 'none';
   /** Elements pend forever (Slurm reason PartitionConfig: more CPUs than a node has). */

@@ -75,7 +75,7 @@ function record(job: FakeJob, el: ElementState, parts: Partial<AccountingRecord>
     submitted: job.submitted,
     ...(el.started !== undefined ? { started: el.started } : {}),
     ended: el.ended ?? Date.now() / 1000,
-    visibleAt: (el.ended ?? Date.now() / 1000) + accountingDelayMs() / 1000,
+    visibleAt: (el.ended ?? Date.now() / 1000) + (job.accountingDelayMs ?? accountingDelayMs()) / 1000,
     state: '',
     exitCode: 0,
     signal: 0,

@@ -6,6 +6,7 @@ import { parseRange } from '../ranges.js';
 import { FakeUsage, hostName, nextJobId, userName } from '../state.js';
 import { enqueue } from '../submit.js';
 import {
+  accountingDelayMs,
   COMPLEXES,
   maxArrayTasks,
   notifySeconds,
@@ -164,6 +165,7 @@ function submit(args: string[], dir: string): Answer {
       notify: p.flags.has('-notify'),
       requeueable: rerun !== undefined && /^y/i.test(rerun),
       killWaitS: notifySeconds(),
+      accountingDelayMs: accountingDelayMs(),
       startDelayMs: Number(process.env.DROVER_FAKE_START_DELAY_MS ?? 100),
       accounting: 'none',
       ...(slots > SLOTS ? { neverRuns: 'cannot run in PE "smp" because it only offers 32 slots' } : {}),
