@@ -1,5 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseCall } from '../fakes/call.js';
 
 /**
  * A FAKE of the process boundary: `drover` commands run inside the test's own process instead of as a process of
@@ -144,4 +149,71 @@ export function runInProcessFake(
     }
   };
   return run();
+}
+
+/** The twin served to programs that start `drover` themselves: the environment that sends them to it. */
+export interface ServedFake {
+  /** DROVER_BIN (the shim) and what the shim needs; hand it to the program. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the twin to a program that starts `drover` itself (the Python client's tests): with `env` it runs
+ * test/helpers/drover-in-process-fake.bash as drover, which hands its folder, arguments and environment to this
+ * process over loopback TCP and prints the command's output and exits with its code; a command the twin does not
+ * run here (see runInProcessFake: one at a time, short ones only) the shim runs as a drover process. Undefined
+ * when the twin is off (CI): the program then runs drover itself.
+ */
+export async function serveInProcessFake(bin: string): Promise<ServedFake | undefined> {
+  if (process.env.DROVER_TEST_CLI !== 'in-process') return undefined;
+  const errors = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-twin-'));
+  let replies = 0;
+  const server = net.createServer((sock) => {
+    const chunks: Buffer[] = [];
+    sock.on('error', () => {});
+    sock.on('data', (d: Buffer) => {
+      chunks.push(d);
+      const call = parseCall(Buffer.concat(chunks));
+      if (!call) return;
+      sock.pause();
+      const run = runInProcessFake(call.args, { cwd: call.cwd, env: call.env }, bin);
+      if (!run) {
+        sock.end('exec -\n');
+        return;
+      }
+      run.then(
+        (r) => {
+          let errFile = '-';
+          if (r.stderr !== '') {
+            errFile = path.join(errors, `stderr.${++replies}`);
+            fs.writeFileSync(errFile, r.stderr);
+          }
+          sock.end(`${r.code} ${errFile}\n${r.stdout}`);
+        },
+        (err: unknown) => {
+          const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
+          sock.end(`70 -\ndrover (in-process twin) crashed: ${why}\n`);
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    env: {
+      DROVER_BIN: path.join(path.dirname(bin), '..', 'test', 'helpers', 'drover-in-process-fake.bash'),
+      DROVER_TWIN_PORT: String(port),
+      DROVER_TWIN_NODE: process.execPath,
+      DROVER_TWIN_BIN: bin,
+    },
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      fs.rmSync(errors, { recursive: true, force: true });
+    },
+  };
 }

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { childEnv, droverBin, repoRoot } from '../helpers/drover.js';
+import { type ServedFake, serveInProcessFake } from '../helpers/drover-in-process-fake.js';
 import { killLeftovers, tempWorkspace } from '../helpers/workspace.js';
 
 /**
@@ -59,6 +60,9 @@ interface Ran {
   output: string;
 }
 
+/** In the developer's loop, the client's drover commands run in this process where they can (a FAKE, see there). */
+let twin: ServedFake | undefined;
+
 /** Run python3 with the client's environment: the built drover, the source tree first on sys.path. */
 function runPython(
   args: string[],
@@ -67,6 +71,7 @@ function runPython(
 ): Promise<Ran> {
   const env = childEnv({
     DROVER_BIN: droverBin,
+    ...twin?.env,
     PYTHONPATH: path.join(PYTHON_DIR, 'src'),
     PYTHONDONTWRITEBYTECODE: '1',
     PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
@@ -101,6 +106,10 @@ function pythonFiles(): string[] {
 }
 
 describe('the Python client', { skip: PYTHON_SKIP }, () => {
+  before(async () => {
+    twin = await serveInProcessFake(droverBin);
+  });
+  after(() => twin?.close());
   for (const run of RUNS) {
     const todo = run.needs !== undefined && !has(run.needs) ? WAITING[run.needs] : false;
     test(`python3 -m unittest ${run.name}`, { timeout: 300_000, todo }, async (t) => {
