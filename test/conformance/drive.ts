@@ -8,9 +8,18 @@ import type { BackendUnderTest, Site } from './backend.js';
 
 /** The scenarios' verbs: drover commands run in a site, through the real CLI only. */
 
-/** Run `drover ARGS` in the site (extra environment on top of the site's). */
-export function drover(site: Site, args: string[], env: Record<string, string> = {}): Promise<RunResult> {
-  return runDrover(args, { cwd: site.cwd, env: { ...site.env, ...env } });
+/**
+ * Run `drover ARGS` in the site (extra environment on top of the site's). Scenarios run side by side, so their
+ * commands overlap by chance: in the developer's loop they take turns in the test's process (RunOptions.queue);
+ * `atOnce` is for the commands a scenario runs at the same time on purpose.
+ */
+export function drover(
+  site: Site,
+  args: string[],
+  env: Record<string, string> = {},
+  atOnce = false,
+): Promise<RunResult> {
+  return runDrover(args, { cwd: site.cwd, env: { ...site.env, ...env }, queue: !atOnce });
 }
 
 /** Run drover expecting exit 0 and JSON on stdout. */

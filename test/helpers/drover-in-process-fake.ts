@@ -59,6 +59,8 @@ interface Twin {
 
 let twin: Twin | undefined;
 let busy = false;
+/** Queued commands waiting for the one running here. */
+const waiting: (() => void)[] = [];
 
 function setUp(bin: string): Twin {
   if (twin) return twin;
@@ -114,20 +116,22 @@ function setEnv(env: NodeJS.ProcessEnv): void {
  */
 export function runInProcessFake(
   args: readonly string[],
-  how: { cwd: string; env: NodeJS.ProcessEnv; input?: string; setsid?: boolean },
+  how: { cwd: string; env: NodeJS.ProcessEnv; input?: string; setsid?: boolean; queue?: boolean },
   bin: string,
 ): Promise<{ code: number; signal: null; stdout: string; stderr: string }> | undefined {
   if (process.env.DROVER_TEST_CLI !== 'in-process') return undefined;
-  if (busy || how.setsid === true || (how.input ?? '') !== '' || !short(args)) return undefined;
+  if (how.setsid === true || (how.input ?? '') !== '' || !short(args)) return undefined;
+  if (busy && how.queue !== true) return undefined;
   const { instance, version, output, opened } = setUp(bin);
-  busy = true;
-  const cwd = process.cwd();
-  const env = { ...process.env };
-  const argv = process.argv;
-  const exitCode = process.exitCode;
-  const ttys = [process.stdout, process.stderr].filter((s) => s.isTTY === true);
   const kept = { stdout: '', stderr: '' };
   const run = async () => {
+    while (busy) await new Promise<void>((resolve) => waiting.push(resolve));
+    busy = true;
+    const cwd = process.cwd();
+    const env = { ...process.env };
+    const argv = process.argv;
+    const exitCode = process.exitCode;
+    const ttys = [process.stdout, process.stderr].filter((s) => s.isTTY === true);
     try {
       process.chdir(how.cwd);
       setEnv(how.env);
@@ -146,6 +150,7 @@ export function runInProcessFake(
       setEnv(env);
       process.chdir(cwd);
       busy = false;
+      waiting.shift()?.();
     }
   };
   return run();

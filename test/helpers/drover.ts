@@ -28,6 +28,12 @@ export interface RunOptions {
   input?: string;
   /** Start it in its own session and process group, as `setsid drover ...` does (for group signals). */
   setsid?: boolean;
+  /**
+   * In the developer's loop, a short command that finds another running in this process waits for it there
+   * rather than starting a process: for commands that overlap others only by chance (scenarios run side by
+   * side), never for the tests of drover invocations at once.
+   */
+  queue?: boolean;
 }
 
 /** A drover process running in the background. */
@@ -60,11 +66,18 @@ interface Made {
   env: NodeJS.ProcessEnv;
   input?: string | undefined;
   setsid?: boolean | undefined;
+  queue?: boolean | undefined;
 }
 
 /** RunOptions made into how the command runs. */
 function made(opts: RunOptions): Made {
-  return { cwd: opts.cwd, env: childEnv(opts.env), input: opts.input, setsid: opts.setsid };
+  return {
+    cwd: opts.cwd,
+    env: childEnv(opts.env),
+    input: opts.input,
+    setsid: opts.setsid,
+    queue: opts.queue,
+  };
 }
 
 /** Start `node bin/drover.cjs ...args` in the background. */

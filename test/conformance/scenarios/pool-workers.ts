@@ -45,7 +45,7 @@ export const poolOnScheduler: Scenario = {
     // Scaling counts the array elements on their way: asking for 3 twice at once submits one more array, not
     // two (the controller makes a pool's changes one after the other), and once more after that, none.
     for (const sc of await Promise.all(
-      [0, 1].map(() => drover(site, ['pool', 'scale', 'wp', '--workers', '3'])),
+      [0, 1].map(() => drover(site, ['pool', 'scale', 'wp', '--workers', '3'], {}, true)),
     ))
       assert.equal(sc.code, 0, sc.stderr);
     if (arrays().length !== 2) {
