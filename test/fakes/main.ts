@@ -7,7 +7,7 @@ import { FakeUsage, stateDir } from './state.js';
  * Entry of the FAKE Slurm and Grid Engine commands (test/fakes/bin/* ask the state folder's server, serve.ts,
  * or, without one, run `node main.js PROG ARGS...`). Each program answers from the state folder, its run is
  * logged in `calls.jsonl`, and the faults of DROVER_FAKE_FAULTS are applied. `main.js controller DIR ID` is the
- * process that runs one job's elements; `main.js serve DIR` the server.
+ * process that runs one job's elements; `main.js serve` the server (of the state folders named on its stdin).
  */
 
 /** What a fake program answers. */
@@ -90,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (prog === 'serve') {
     const { serve } = await import('./serve.js');
-    await serve(args[0]!);
+    await serve();
     return 0;
   }
   const program = await load(prog);

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,8 +68,12 @@ function processesOf(dir: string): Controlled[] {
   });
 }
 
-/** True when a pid runs the fake's controller of this state folder (not a reused pid). */
+/**
+ * True when a pid runs the fake's controller of this state folder (not a reused pid): a controller process of its
+ * own, or the server, which runs the controllers of the jobs submitted through it.
+ */
 function isController(pid: number, dir: string): boolean {
+  if (pid === server?.pid && server.exitCode === null && server.signalCode === null) return true;
   try {
     return isAlive(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
   } catch {
@@ -91,7 +95,7 @@ export function fakeScheduler(
     DROVER_FAKE_SCHEDULER_DIR: dir,
     DROVER_FAKE_NODE: process.execPath,
   };
-  const server = startServer(dir);
+  serve(dir);
   t.after(async () => {
     const live = () => processesOf(dir).filter((j) => isController(j.controller, dir));
     const cancel = kind === 'slurm' ? 'scancel' : 'qdel';
@@ -110,9 +114,8 @@ export function fakeScheduler(
     const left = live();
     for (const j of left) {
       for (const pid of j.elements) signal(-pid);
-      signal(j.controller);
+      if (j.controller !== server?.pid) signal(j.controller);
     }
-    await server.stop();
     if (!process.env.DROVER_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
     if (!gone)
       throw new Error(
@@ -127,27 +130,34 @@ export function fakeScheduler(
   };
 }
 
+/** The fake schedulers' server of this test process (test/fakes/serve.ts), once its first fake started it. */
+let server: ChildProcess | undefined;
+
 /**
- * Start the fake's server for state folder `dir` (test/fakes/serve.ts): the fake commands ask it once it has
- * written its port, and run a Node process of their own until then. It ends when `stop` closes its stdin, or when
- * this test process ends, however it ends (its stdin closes then too).
+ * Have the fake schedulers' server of this test process answer state folder `dir`, starting the server with the
+ * first fake (one Node start for all of a test file's fakes): the fake commands ask it once it has written its
+ * port into `dir`, and run a Node process of their own until then. When this test process has nothing left to
+ * do, it closes the server's stdin and waits for it to end (so that it and the elements it ran are reaped by,
+ * and count as CPU of, this file); the server exits once its jobs' controllers have. Its stdin closes as well
+ * when this process ends any other way. Its stderr (a crash) is the test's.
  */
-function startServer(dir: string): { stop(): Promise<void> } {
-  const log = fs.openSync(path.join(dir, 'server.log'), 'a');
-  const main = path.join(repoRoot, 'dist', 'test', 'fakes', 'main.js');
-  const child = spawn(process.execPath, [main, 'serve', dir], { cwd: dir, stdio: ['pipe', 'ignore', log] });
-  fs.closeSync(log);
-  child.unref();
-  (child.stdin as unknown as { unref(): void }).unref();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    async stop() {
+function serve(dir: string): void {
+  if (!server || server.exitCode !== null || server.signalCode !== null) {
+    const main = path.join(repoRoot, 'dist', 'test', 'fakes', 'main.js');
+    const child = spawn(process.execPath, [main, 'serve'], {
+      cwd: os.tmpdir(),
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
+    child.unref();
+    (child.stdin as unknown as { unref(): void }).unref();
+    process.once('beforeExit', () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.ref();
       child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+    });
+    server = child;
+  }
+  server.stdin!.write(`${dir}\n`);
 }
 
 function signal(pid: number): void {
