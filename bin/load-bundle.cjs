@@ -11,7 +11,9 @@ const Module = require('node:module');
 /**
  * Reads a bundle and its code cache once, and returns what makes a fresh instance of it: its own module, with
  * its own module-level state, each call (a process loads it once; the tests' in-process twin of the CLI once
- * per command, as a process would).
+ * per command, as a process would). The bundle is compiled once, into the function Module.wrap makes of it:
+ * every module-level binding of the bundle is a local of that function, so each call of it is a fresh instance,
+ * with nothing of an earlier one's state, that shares only the compiled code.
  */
 function bundleLoader(file = path.join(__dirname, '..', 'dist', 'drover.cjs')) {
   let cachedData;
@@ -22,15 +24,21 @@ function bundleLoader(file = path.join(__dirname, '..', 'dist', 'drover.cjs')) {
   }
   const source = Module.wrap(fs.readFileSync(file, 'utf8'));
   const dir = path.dirname(file);
+  let compiled;
+  let cacheRejected;
   return function instance() {
-    const script = new vm.Script(source, { filename: file, cachedData });
+    if (compiled === undefined) {
+      const script = new vm.Script(source, { filename: file, cachedData });
+      cacheRejected = cachedData ? script.cachedDataRejected : undefined;
+      compiled = script.runInThisContext();
+    }
     // No parent: a parent keeps each of its children, and with them every instance made.
     const mod = new Module(file);
     mod.filename = file;
     mod.paths = Module._nodeModulePaths(dir);
-    script.runInThisContext()(mod.exports, Module.createRequire(file), mod, file, dir);
+    compiled(mod.exports, Module.createRequire(file), mod, file, dir);
     mod.loaded = true;
-    return { exports: mod.exports, cacheRejected: cachedData ? script.cachedDataRejected : undefined };
+    return { exports: mod.exports, cacheRejected };
   };
 }
 
