@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { testEnv } from '../helpers/drover-in-process-fake.js';
 import { fakeScheduler } from '../helpers/fake-scheduler.js';
 import { createPoolIn, startPoolServer } from '../helpers/pool-server.js';
 import {
@@ -23,7 +24,7 @@ import {
  */
 
 function run(site: Site, cmd: string, args: string[]): string {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...site.env }, timeout: 30_000 });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...testEnv(), ...site.env }, timeout: 30_000 });
   return r.status === 0 ? r.stdout : '';
 }
 

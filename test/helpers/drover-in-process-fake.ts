@@ -59,6 +59,16 @@ interface Twin {
 
 let twin: Twin | undefined;
 let busy = false;
+/** The test process's own environment while a command runs here (process.env is the command's meanwhile). */
+let ownEnv: NodeJS.ProcessEnv | undefined;
+
+/**
+ * The test process's own environment: process.env, except while a command runs here, when process.env is that
+ * command's and the test's code that runs meanwhile (another scenario's, a poll) must not take it for its own.
+ */
+export function testEnv(): NodeJS.ProcessEnv {
+  return ownEnv ?? process.env;
+}
 /** Queued commands waiting for the one running here. */
 const waiting: (() => void)[] = [];
 
@@ -129,6 +139,7 @@ export function runInProcessFake(
     busy = true;
     const cwd = process.cwd();
     const env = { ...process.env };
+    ownEnv = env;
     const argv = process.argv;
     const exitCode = process.exitCode;
     const ttys = [process.stdout, process.stderr].filter((s) => s.isTTY === true);
@@ -148,6 +159,7 @@ export function runInProcessFake(
       process.argv = argv;
       for (const s of ttys) s.isTTY = true;
       setEnv(env);
+      ownEnv = undefined;
       process.chdir(cwd);
       busy = false;
       waiting.shift()?.();

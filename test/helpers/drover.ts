@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runInProcessFake } from './drover-in-process-fake.js';
+import { runInProcessFake, testEnv } from './drover-in-process-fake.js';
 
 /** The repository root: this file runs from dist/test/helpers/. */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -46,7 +46,7 @@ export interface Started {
 
 /** The environment of a drover child: ours without settings that would leak into the test's folder. */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...testEnv() };
   delete env.DROVER_DIR;
   delete env.CUDA_VISIBLE_DEVICES;
   delete env.NODE_TEST_CONTEXT;

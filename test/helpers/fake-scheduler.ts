@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from './drover.js';
+import { testEnv } from './drover-in-process-fake.js';
 import type { SchedulerKind, SchedulerSite } from './real-scheduler.js';
 import { readCalls } from './scheduler-calls.js';
 import { isAlive, waitFor } from './workspace.js';
@@ -91,7 +92,7 @@ export function fakeScheduler(
   const env: Record<string, string> = {
     ...FAST,
     ...settings,
-    PATH: `${FAKE_BIN}:${process.env.PATH ?? ''}`,
+    PATH: `${FAKE_BIN}:${testEnv().PATH ?? ''}`,
     DROVER_FAKE_SCHEDULER_DIR: dir,
     DROVER_FAKE_NODE: process.execPath,
   };
@@ -101,7 +102,7 @@ export function fakeScheduler(
     const cancel = kind === 'slurm' ? 'scancel' : 'qdel';
     const ids = live().map((j) => j.id);
     if (ids.length > 0)
-      spawnSync(path.join(FAKE_BIN, cancel), ids, { env: { ...process.env, ...env }, timeout: 30_000 });
+      spawnSync(path.join(FAKE_BIN, cancel), ids, { env: { ...testEnv(), ...env }, timeout: 30_000 });
     const gone = await waitFor(
       'the fake scheduler’s jobs to end',
       () => live().length === 0,
@@ -146,6 +147,7 @@ function serve(dir: string): void {
     const main = path.join(repoRoot, 'dist', 'test', 'fakes', 'main.js');
     const child = spawn(process.execPath, [main, 'serve'], {
       cwd: os.tmpdir(),
+      env: testEnv(),
       stdio: ['pipe', 'ignore', 'inherit'],
     });
     child.unref();

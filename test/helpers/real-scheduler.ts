@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testEnv } from './drover-in-process-fake.js';
 import { readCalls, type SchedulerCall, submittedId } from './scheduler-calls.js';
 import { waitFor } from './workspace.js';
 
@@ -80,7 +81,7 @@ export function clusterSkip(kind: SchedulerKind): string | false {
 
 /** The path of a program on PATH (the real one: the shims are not on this process's PATH). */
 function which(prog: string): string {
-  for (const d of (process.env.PATH ?? '').split(':')) {
+  for (const d of (testEnv().PATH ?? '').split(':')) {
     const p = path.join(d, prog);
     try {
       fs.accessSync(p, fs.constants.X_OK);
@@ -143,5 +144,5 @@ export function realScheduler(
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
-  return { env: { PATH: `${bin}:${process.env.PATH ?? ''}` }, calls };
+  return { env: { PATH: `${bin}:${testEnv().PATH ?? ''}` }, calls };
 }

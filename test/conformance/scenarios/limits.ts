@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { counts } from '../../helpers/contract.js';
+import { testEnv } from '../../helpers/drover-in-process-fake.js';
 import type { Site } from '../backend.js';
 import {
   droverJson,
@@ -62,7 +63,7 @@ export const arrayLimit: Scenario = {
 
 /** Cancel one element of a job outside drover, through the site's scancel. */
 function scancelOutside(site: Site, element: string): void {
-  const r = spawnSync('scancel', [element], { env: { ...process.env, ...site.env }, encoding: 'utf8' });
+  const r = spawnSync('scancel', [element], { env: { ...testEnv(), ...site.env }, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ELEMENT_LIMIT, PREEMPTED } from '../../../src/runner/reasons.js';
 import { counts } from '../../helpers/contract.js';
+import { testEnv } from '../../helpers/drover-in-process-fake.js';
 import { submittedId } from '../../helpers/scheduler-calls.js';
 import { waitFor } from '../../helpers/workspace.js';
 import type { BackendUnderTest, Site } from '../backend.js';
@@ -60,7 +61,7 @@ function release(site: Site, name: string): void {
 function runIn(site: Site, argv: string[]): { code: number | null; text: string } {
   const r = spawnSync(argv[0]!, argv.slice(1), {
     cwd: site.cwd,
-    env: { ...process.env, ...site.env },
+    env: { ...testEnv(), ...site.env },
     encoding: 'utf8',
   });
   return { code: r.status, text: `${r.stdout}${r.stderr}`.trim() };
