@@ -96,7 +96,7 @@ test('result files of random kinds on a live pool: every reader answers within a
         picked.map(() => null),
       );
     }),
-    { numRuns: 4 },
+    { numRuns: 4, includeErrorInReport: true },
   );
   const worst = slowest.reduce((a, b) => (a.ms >= b.ms ? a : b));
   t.diagnostic(`the slowest answer: ${worst.what}, ${Math.round(worst.ms)} ms (of ${slowest.length} rounds)`);
