@@ -5,6 +5,9 @@
  * field. Its own module: main.js runs a program when imported.
  */
 
+import fs from 'node:fs';
+import net from 'node:net';
+
 /** A request, once whole. */
 export interface Call {
   prog: string;
@@ -34,4 +37,51 @@ export function parseCall(data: Buffer): Call | undefined {
     }
   }
   return undefined;
+}
+
+/** How a call ended: what the shim prints and the code it exits with. */
+export interface CallResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The answer to a call, as the shims read it: a line `STATUS ERRFILE` (ERRFILE `-` when stderr is empty, else a
+ * file, named by `errFile`, holding it, which the shim prints to stderr and removes), then stdout.
+ */
+export function answerText(r: CallResult, errFile: () => string): string {
+  let file = '-';
+  if (r.stderr !== '') {
+    file = errFile();
+    fs.writeFileSync(file, r.stderr);
+  }
+  return `${r.status} ${file}\n${r.stdout}`;
+}
+
+/**
+ * Listen on loopback TCP (a port of its own) for calls: each connection's call, once whole, is answered with the
+ * text `answer` gives (made in the turn the call completed when it is not a promise), and the connection ends.
+ */
+export async function listenForCalls(answer: (call: Call) => string | Promise<string>): Promise<net.Server> {
+  const server = net.createServer((sock) => {
+    const chunks: Buffer[] = [];
+    sock.on('error', () => {});
+    sock.on('data', (d: Buffer) => {
+      chunks.push(d);
+      const call = parseCall(Buffer.concat(chunks));
+      if (!call) return;
+      sock.pause();
+      Promise.resolve(answer(call)).then(
+        (text) => sock.end(text),
+        (err: unknown) =>
+          sock.end(`70 -\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return server;
 }

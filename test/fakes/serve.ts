@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type Call, parseCall } from './call.js';
+import { answerText, type Call, listenForCalls } from './call.js';
 import { answer, load, PROGRAMS, type Program } from './main.js';
 import { runControllersHere } from './submit.js';
 
@@ -69,27 +69,11 @@ export async function serve(): Promise<void> {
   for (const prog of PROGRAMS) programs.set(prog, (await load(prog))!);
   const home = process.cwd();
   let replies = 0;
-  const server = net.createServer((sock) => {
-    const chunks: Buffer[] = [];
-    sock.on('error', () => {});
-    sock.on('data', (d: Buffer) => {
-      chunks.push(d);
-      const call = parseCall(Buffer.concat(chunks));
-      if (!call) return;
-      sock.pause();
-      const a = run(programs, call, home);
-      let errFile = '-';
-      if (a.stderr !== '') {
-        errFile = path.join(os.tmpdir(), `drover-fake-stderr-${process.pid}-${++replies}`);
-        fs.writeFileSync(errFile, a.stderr);
-      }
-      sock.end(`${a.status} ${errFile}\n${a.stdout}`);
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
+  const server = await listenForCalls((call) =>
+    answerText(run(programs, call, home), () =>
+      path.join(os.tmpdir(), `drover-fake-stderr-${process.pid}-${++replies}`),
+    ),
+  );
   const { port } = server.address() as net.AddressInfo;
   let rest = '';
   await new Promise<void>((resolve) => {

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { parseCall } from '../fakes/call.js';
+import { answerText, listenForCalls } from '../fakes/call.js';
 
 /**
  * A FAKE of the process boundary: `drover` commands run inside the test's own process instead of as a process of
@@ -186,38 +186,11 @@ export async function serveInProcessFake(bin: string): Promise<ServedFake | unde
   if (process.env.DROVER_TEST_CLI !== 'in-process') return undefined;
   const errors = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-twin-'));
   let replies = 0;
-  const server = net.createServer((sock) => {
-    const chunks: Buffer[] = [];
-    sock.on('error', () => {});
-    sock.on('data', (d: Buffer) => {
-      chunks.push(d);
-      const call = parseCall(Buffer.concat(chunks));
-      if (!call) return;
-      sock.pause();
-      const run = runInProcessFake(call.args, { cwd: call.cwd, env: call.env }, bin);
-      if (!run) {
-        sock.end('exec -\n');
-        return;
-      }
-      run.then(
-        (r) => {
-          let errFile = '-';
-          if (r.stderr !== '') {
-            errFile = path.join(errors, `stderr.${++replies}`);
-            fs.writeFileSync(errFile, r.stderr);
-          }
-          sock.end(`${r.code} ${errFile}\n${r.stdout}`);
-        },
-        (err: unknown) => {
-          const why = err instanceof Error ? (err.stack ?? err.message) : String(err);
-          sock.end(`70 -\ndrover (in-process twin) crashed: ${why}\n`);
-        },
-      );
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+  const server = await listenForCalls(async (call) => {
+    const run = runInProcessFake(call.args, { cwd: call.cwd, env: call.env }, bin);
+    if (!run) return 'exec -\n';
+    const r = await run;
+    return answerText({ ...r, status: r.code }, () => path.join(errors, `stderr.${++replies}`));
   });
   server.unref();
   const { port } = server.address() as net.AddressInfo;
