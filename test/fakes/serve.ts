@@ -19,9 +19,7 @@ import { runControllersHere } from './submit.js';
  * each folder named once it listens, and stops listening when its stdin closes: the test process that started it
  * ended, however it ended.
  *
- * A request is NUL-separated: PROG, the caller's folder, the count of arguments, the arguments, then the
- * caller's environment (`env -0`) and an empty field. The answer is a line `STATUS ERRFILE` (ERRFILE `-` when
- * stderr is empty, else a file the shim prints to stderr and removes), then stdout to the end of the connection.
+ * Its requests and answers are those of test/fakes/call.ts (parseCall, answerText).
  */
 
 /** Run a call as its own process would: its environment and folder for the time of the call. */
