@@ -107,6 +107,8 @@ export function attempts(cwd: string, job: string): { task_id: number; attempt: 
 
 /** True while some process of process group `pgid` is alive (zombies count as gone). */
 export function groupAlive(pgid: number): boolean {
+  // Group 0 is the kernel threads': a pid file read before it was written must not ask about it.
+  if (!Number.isInteger(pgid) || pgid <= 0) throw new RangeError(`groupAlive: no process group ${pgid}`);
   for (const name of fs.readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;

@@ -29,9 +29,15 @@ function workerLog(cwd: string, id: string): string[] {
   throw new Error(`no log of worker ${id}`);
 }
 
-/** The process group each attempt ran in, from `pgids/TASK.ATTEMPT` (written by the task itself). */
-function pgidOf(cwd: string, task: number, attempt: number): number {
-  return Number(fs.readFileSync(path.join(cwd, 'pgids', `${task}.${attempt}`), 'utf8').trim());
+/**
+ * The process group an attempt ran in, from `pgids/TASK.ATTEMPT` (written by the task itself), or undefined until
+ * it is written: the shell makes the file before `ps` writes into it, and an empty one read as group 0, which
+ * kernel threads are in (one loaded run waited 10 s for them to be gone).
+ */
+function pgidOf(cwd: string, task: number, attempt: number): number | undefined {
+  const file = path.join(cwd, 'pgids', `${task}.${attempt}`);
+  const pgid = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '');
+  return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
 }
 
 test('a worker stopped past --lost-after and continued: its lost task is killed, it takes work again, then drains', async (t) => {
@@ -61,9 +67,8 @@ test('a worker stopped past --lost-after and continued: its lost task is killed,
     { cwd },
   );
   assert.equal(r.code, 0, r.stderr);
-  await waitFor('both tasks to start', () => fs.readdirSync(path.join(cwd, 'pgids')).length === 2);
+  const lostGroup = await waitFor('both tasks to start', () => pgidOf(cwd, 2, 1) && pgidOf(cwd, 1, 1));
   const victim = (await poolWorkers(cwd)).find((w) => w.tasks.includes('1:1'))!;
-  const lostGroup = pgidOf(cwd, 1, 1);
 
   process.kill(victim.pid, 'SIGSTOP');
   t.after(() => {
@@ -81,7 +86,12 @@ test('a worker stopped past --lost-after and continued: its lost task is killed,
   process.kill(victim.pid, 'SIGCONT');
 
   // Awake, it learns the attempt is no longer its own: it stops the task's processes and records nothing of it.
-  await waitFor('the lost attempt’s processes to be gone', () => !groupAlive(lostGroup), 10_000);
+  await waitFor(
+    () =>
+      `the lost attempt’s processes to be gone; the worker's log:\n${workerLog(cwd, victim.id).join('\n')}`,
+    () => !groupAlive(lostGroup),
+    10_000,
+  );
   // Its retry goes to the only free worker, the one that woke, and runs to its end: nothing cancels it.
   await waitFor(
     'task 1 to succeed',
@@ -159,7 +169,8 @@ test('a worker stopped past --lost-after and continued: its lost task is killed,
   assert.deepEqual(await poolWorkers(cwd), []);
   for (const f of fs.readdirSync(path.join(cwd, 'pgids'))) {
     const [task, attempt] = f.split('.').map(Number);
-    assert.equal(groupAlive(pgidOf(cwd, task!, attempt!)), false, `a process of task ${f} is left`);
+    const pgid = pgidOf(cwd, task!, attempt!);
+    assert.ok(pgid !== undefined && !groupAlive(pgid), `a process of task ${f} is left (group ${pgid})`);
   }
 });
 
@@ -177,7 +188,7 @@ test('a draining worker stopped past --lost-after: awake, it stops its lost task
     { cwd },
   );
   assert.equal(r.code, 0, r.stderr);
-  await waitFor('the task to start', () => fs.existsSync(path.join(cwd, 'pgids', '1.1')));
+  const group = await waitFor('the task to start', () => pgidOf(cwd, 1, 1));
   const [worker] = await poolWorkers(cwd);
   const scale = await runDrover(['pool', 'scale', 'p', '--workers', '0'], { cwd });
   assert.equal(scale.code, 0, scale.stderr);
@@ -200,11 +211,7 @@ test('a draining worker stopped past --lost-after: awake, it stops its lost task
   // It does not wait out its tasks for a minute: they are no longer its own. It stops them and leaves; its
   // process ends once its tasks' processes are gone (the task takes its --kill-grace to go).
   await waitFor('the worker to exit', () => liveWorkers(cwd).length === 0, 10_000);
-  assert.equal(
-    groupAlive(pgidOf(cwd, 1, 1)),
-    false,
-    'the lost attempt’s processes are gone before the worker',
-  );
+  assert.equal(groupAlive(group), false, 'the lost attempt’s processes are gone before the worker');
   assert.deepEqual(
     attempts(cwd, 'D').map((a) => [a.task_id, a.attempt, a.state]),
     [[1, 1, 'lost']],
