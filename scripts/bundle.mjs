@@ -3,8 +3,8 @@
 // Node's own. bin/drover.cjs compiles the bundle with that cache (a cache another Node rejects costs nothing but
 // the parse). CommonJS because Node 20 has no code cache for ES modules, and requires a file faster than it
 // imports one (a 1-task `list --json`: ESM 177 ms, CommonJS 163 ms, with the cache 146 ms; `--version` 98 ms).
-// better-sqlite3 stays external (a native addon); Fastify and its cookie plugin, which only `drover server` and
-// `drover ui` load, are bundled apart into dist/chunks/ and required when those start.
+// better-sqlite3 stays external (a native addon); Fastify, its Ajv compiler and its cookie plugin, which only `drover
+// server` and `drover ui` load, are bundled apart into dist/chunks/ and required when those start.
 //
 // drover's programs in other languages (src/runner/programs/: the Python, Perl, bash and Node runners and process
 // starters) go into the bundle as text: src/runner/program-files.ts, which reads them from beside itself, is
@@ -122,14 +122,23 @@ const embedSweepWorker = {
   },
 };
 
-// The server framework, bundled apart: one CommonJS file per package, loaded by the bundle only when a server
-// starts (src/controller/http.ts imports them dynamically), through bin/load-bundle.cjs with a code cache of its
-// own, as the bundle is: without one, every `drover server` and `drover ui` start compiles Fastify's 1.5 MB.
+// The server framework, bundled apart: CommonJS files loaded by the bundle only when a server starts
+// (src/controller/http.ts imports them dynamically), through bin/load-bundle.cjs with a code cache of their own,
+// as the bundle is: without one, every `drover server` and `drover ui` start compiles Fastify's 1.5 MB. A chunk
+// holds the packages it names (Fastify with the Ajv compiler it bundles: http.ts compiles route schemas on first
+// use through it), each loaded once however many of its packages the bundle imports.
 fs.rmSync(path.resolve('dist/chunks'), { recursive: true, force: true });
-const chunks = { fastify: 'fastify.cjs', '@fastify/cookie': 'fastify-cookie.cjs' };
-for (const [pkg, file] of Object.entries(chunks)) {
+const chunks = {
+  'fastify.cjs': ['fastify', '@fastify/ajv-compiler'],
+  'fastify-cookie.cjs': ['@fastify/cookie'],
+};
+const chunkOf = new Map(Object.entries(chunks).flatMap(([file, pkgs]) => pkgs.map((p) => [p, file])));
+for (const [file, pkgs] of Object.entries(chunks)) {
   await build({
-    stdin: { contents: `module.exports = require(${JSON.stringify(pkg)});`, resolveDir: path.resolve('.') },
+    stdin: {
+      contents: `module.exports = {${pkgs.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(', ')}};`,
+      resolveDir: path.resolve('.'),
+    },
     outfile: `dist/chunks/${file}`,
     bundle: true,
     platform: 'node',
@@ -142,20 +151,28 @@ for (const [pkg, file] of Object.entries(chunks)) {
 const chunkFiles = {
   name: 'drover-chunks',
   setup(b) {
-    b.onResolve({ filter: /^(fastify|@fastify\/cookie)$/ }, (args) => ({
-      path: args.path,
-      namespace: 'drover-chunk',
-    }));
+    b.onResolve({ filter: /^(fastify|@fastify\/[\w-]+)$/ }, (args) =>
+      chunkOf.has(args.path) ? { path: args.path, namespace: 'drover-chunk' } : undefined,
+    );
+    // A package is its chunk's export of that name; the chunk, one module of the bundle, is loaded once.
     b.onLoad({ filter: /.*/, namespace: 'drover-chunk' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(`drover-chunk-file:${chunkOf.get(args.path)}`)})[${JSON.stringify(args.path)}];`,
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^drover-chunk-file:/ }, (args) => ({
+      path: args.path.slice('drover-chunk-file:'.length),
+      namespace: 'drover-chunk-file',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'drover-chunk-file' }, (args) => ({
       contents: [
         "const path = require('node:path');",
         "const loadBundle = require('../bin/load-bundle.cjs');",
-        `module.exports = loadBundle(path.join(__dirname, 'chunks', ${JSON.stringify(chunks[args.path])})).exports;`,
+        `module.exports = loadBundle(path.join(__dirname, 'chunks', ${JSON.stringify(args.path)})).exports;`,
       ].join('\n'),
       loader: 'js',
     }));
     // The loader is bin/'s, required at run time from beside dist/ (the package holds both).
-    b.onResolve({ filter: /load-bundle\.cjs$/, namespace: 'drover-chunk' }, (args) => ({
+    b.onResolve({ filter: /load-bundle\.cjs$/, namespace: 'drover-chunk-file' }, (args) => ({
       path: args.path,
       external: true,
     }));

@@ -8,9 +8,15 @@ import { drainBody, hasBody, reclaim } from './body-limits.js';
 import { sessionUser } from './dashboard/session-auth.js';
 import type { Sessions } from './dashboard/sessions.js';
 import { HttpError } from './http-error.js';
+import { lazyValidators } from './lazy-validators.js';
 import type { LiveWorker } from './live.js';
 import { type TokenRow, verifyToken } from './tokens.js';
 import { describeSchemaError, type SchemaError } from './validation-message.js';
+
+/** How Ajv reads the routes' schemas: bodies as sent (nothing removed or coerced), the first error only. */
+export const AJV_OPTIONS = {
+  customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, discriminator: true },
+};
 
 /** Who may call a route. */
 export type Audience = 'user' | 'worker';
@@ -84,8 +90,13 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
   // other command's start-up, and the package needs no Fastify of its own (its dependencies would bring versions
   // that want a newer Node than ours).
   // (A bundled CommonJS module has only its default export: LogController is read from it.)
-  const { default: Fastify } = await import('fastify');
+  const [{ default: Fastify }, { default: AjvCompiler }] = await Promise.all([
+    import('fastify'),
+    import('@fastify/ajv-compiler'),
+  ]);
   const app = Fastify({
+    // Each route's schemas compiled on its first request, not all at start (lazy-validators.ts).
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(AjvCompiler()) } },
     logger,
     // Workers make thousands of requests: log events, not every request.
     logController: new Fastify.LogController({ disableRequestLogging: true }),
@@ -95,9 +106,7 @@ export async function makeApp(state: AppState, logger: object): Promise<FastifyI
     keepAliveTimeout: 75_000,
     forceCloseConnections: true,
     return503OnClosing: true,
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, discriminator: true },
-    },
+    ajv: AJV_OPTIONS,
   });
   // Raw bytes only for the routes that take a worker's file chunks; any other route answers 415.
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (req, body, done) => {

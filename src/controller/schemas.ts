@@ -221,3 +221,18 @@ export const leaveSchema = {
   properties: { reason: str(1000) },
   additionalProperties: false,
 };
+
+/** The dashboard's login: a user token, exchanged for a session. */
+export const loginSchema = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string', maxLength: 200 } },
+  additionalProperties: false,
+};
+
+/** The dashboard's cancel of a job: all of its tasks, or a tasklist of them. */
+export const dashboardCancelSchema = {
+  type: 'object',
+  properties: { tasklist: { type: 'string', minLength: 1, maxLength: 100_000 } },
+  additionalProperties: false,
+};

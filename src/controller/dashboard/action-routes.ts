@@ -7,6 +7,7 @@ import type { CancelAnswer, RerunFailedAnswer } from '../../protocol/dashboard.j
 import { parseTasklist } from '../../tasklist/tasklist.js';
 import type { Controller } from '../controller.js';
 import { HttpError } from '../http-error.js';
+import * as S from '../schemas.js';
 import { type DashboardContext, fullRefresh, jobOf, UI, user } from './context.js';
 import { rerunFailed } from './rerun.js';
 
@@ -26,13 +27,7 @@ export function actionRoutes(app: FastifyInstance, d: DashboardContext): void {
     `${UI}/jobs/:name/cancel`,
     {
       config: user,
-      schema: {
-        body: {
-          type: 'object',
-          properties: { tasklist: { type: 'string', minLength: 1, maxLength: 100_000 } },
-          additionalProperties: false,
-        },
-      },
+      schema: { body: S.dashboardCancelSchema },
     },
     async (req): Promise<CancelAnswer> => {
       action('cancel');

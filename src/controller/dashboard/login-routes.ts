@@ -3,6 +3,7 @@ import type { Ledger } from '../../ledger/ledger.js';
 import type { LoginAnswer, LogoutAnswer } from '../../protocol/dashboard.js';
 import { API_PREFIX } from '../../protocol/messages.js';
 import { HttpError } from '../http-error.js';
+import * as S from '../schemas.js';
 import { verifyToken } from '../tokens.js';
 import { sessionId } from './session-auth.js';
 import { type Opened, PAGE_KEY_PARAM, SESSION_SECONDS, type Sessions, sessionCookie } from './sessions.js';
@@ -74,14 +75,7 @@ export function loginRoutes(app: FastifyInstance, ledger: () => Ledger, sessions
     `${UI}/login`,
     {
       config: open,
-      schema: {
-        body: {
-          type: 'object',
-          required: ['token'],
-          properties: { token: { type: 'string', maxLength: 200 } },
-          additionalProperties: false,
-        },
-      },
+      schema: { body: S.loginSchema },
     },
     async (req, reply): Promise<LoginAnswer> => {
       const token = verifyToken(ledger(), req.body.token.trim());
