@@ -4,6 +4,7 @@
 // Usage (after npm run build):
 //   node scripts/test.mjs [--jobs N] [--unit] [--timings] [PATTERN...]
 //   --jobs N    files run at once in the first part (default: 2 per core, at least 2)
+//   --spare N   up to N more at once while the CPU idles (default: as many as --jobs; 0: never more)
 //   --unit      only the unit tests: pure code, no process of drover started (test:unit)
 //   --timings   print every file's time, slowest first
 //   --list      print the files that would run, and which run alone and why; run nothing
@@ -88,13 +89,15 @@ const UNIT = [
 function usage(code, why) {
   if (why) process.stderr.write(`test: ${why}\n`);
   process.stderr.write(
-    'usage: node scripts/test.mjs [--jobs N] [--unit] [--timings] [--list] [--real-cli] [PATTERN...]\n',
+    'usage: node scripts/test.mjs [--jobs N] [--spare N] [--unit] [--timings] [--list] [--real-cli] [PATTERN...]\n',
   );
   process.exit(code);
 }
 
 const args = process.argv.slice(2);
 let jobs = Math.max(2, 2 * os.availableParallelism());
+/** How many more files may run at once while the CPU idles (see pool); as many as --jobs unless given. */
+let spare;
 let unit = false;
 let timings = false;
 let list = false;
@@ -114,6 +117,11 @@ for (let i = 0; i < args.length; i++) {
     if (!/^[1-9]\d{0,2}$/.test(n ?? ''))
       usage(2, `--jobs '${n ?? ''}' is not a number from 1 to 999: give e.g. --jobs 4`);
     jobs = Number(n);
+  } else if (a === '--spare') {
+    const n = args[++i];
+    if (!/^\d{1,3}$/.test(n ?? ''))
+      usage(2, `--spare '${n ?? ''}' is not a number from 0 to 999: give e.g. --spare 0`);
+    spare = Number(n);
   } else if (a === '--unit') unit = true;
   else if (a === '--timings') timings = true;
   else if (a === '--list') list = true;
@@ -122,6 +130,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a.startsWith('-')) usage(2, `unknown option '${a}'`);
   else patterns.push(a);
 }
+spare ??= jobs;
 
 function walk(dir) {
   if (!fs.existsSync(dir)) return [];
@@ -333,10 +342,38 @@ function report(r) {
 }
 
 /**
- * Run the files of `queue` with at most `n` at once, in its order (at the lowest CPU priority when `low`); files
- * that `more` puts into the queue while it runs too (it does not end before `more` has).
+ * The share of the machine's CPU time left idle since the last call (Linux's /proc/stat: idle and iowait of
+ * every CPU), or undefined where there is none.
  */
-async function pool(queue, n, low = false, more = Promise.resolve()) {
+function idleMeter() {
+  let prev;
+  return () => {
+    let f;
+    try {
+      f = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    } catch {
+      return undefined;
+    }
+    const last = prev;
+    prev = f;
+    if (!last) return undefined;
+    const total = f.reduce((a, v, i) => a + v - last[i], 0);
+    return total > 0 ? (f[3] - last[3] + f[4] - last[4]) / total : undefined;
+  };
+}
+
+/**
+ * Run the files of `queue` with `n` at once, in its order (at the lowest CPU priority when `low`); files that
+ * `more` puts into the queue while it runs too (it does not end before `more` has). Up to `spare` more at once
+ * while the machine idles: many files spend most of their time waiting (a task's sleep, a deadline, a worker's
+ * poll), and four such at once left a fifth of the run's CPU idle. Each second with at least IDLE_TO_ADD of the
+ * CPU idle starts one more file, which runs to its end; none starts while the CPU is busy, so the files of
+ * bounds in the lane and the load a test makes on purpose keep the machine as before.
+ */
+const IDLE_TO_ADD = 0.3;
+/** How many files ran as spares (in the summary). */
+let extraFiles = 0;
+async function pool(queue, n, low = false, more = Promise.resolve(), spare = 0) {
   const worker = async () => {
     for (;;) {
       let f = queue.shift();
@@ -348,7 +385,31 @@ async function pool(queue, n, low = false, more = Promise.resolve()) {
       report(await runFile(f, low));
     }
   };
-  await Promise.all(Array.from({ length: n }, worker));
+  const extra = [];
+  let ended = false;
+  const workers = Promise.all(Array.from({ length: n }, worker)).then(() => {
+    ended = true;
+  });
+  const idle = idleMeter();
+  idle();
+  let running = 0;
+  while (spare > 0 && !ended) {
+    await Promise.race([workers, new Promise((r) => setTimeout(r, 1000))]);
+    const share = idle();
+    if (ended || running >= spare || queue.length === 0 || share === undefined || share < IDLE_TO_ADD)
+      continue;
+    const f = queue.shift();
+    running++;
+    extraFiles++;
+    extra.push(
+      runFile(f, low).then((r) => {
+        report(r);
+        running--;
+      }),
+    );
+  }
+  await workers;
+  await Promise.all(extra);
 }
 
 // Longest first, so that the run does not end on one long file with the other slots idle: the conformance
@@ -370,7 +431,31 @@ const rank = (f) => {
   const i = SLOW_FIRST.findIndex((p) => nameOf(f).startsWith(p));
   return i < 0 ? SLOW_FIRST.length : i;
 };
-const byRank = (a, b) => rank(a) - rank(b) || a.localeCompare(b);
+/**
+ * How long each file took in the runs before on this machine (its wall seconds), kept where npm keeps tools'
+ * caches. When every file has a time there, they run longest first by it: the folders' order above left files
+ * of 30-60 s (a worker's file shipping, a full disk) to the end of the run, with most of the CPU idle. A file
+ * with no time yet (new, or a first run) goes by its folder's rank, before the timed ones.
+ */
+const durationsFile = path.join(root, 'node_modules', '.cache', 'drover-tests', 'durations.json');
+let durations = {};
+try {
+  const d = JSON.parse(fs.readFileSync(durationsFile, 'utf8'));
+  if (d && typeof d === 'object') durations = d;
+} catch {
+  // no runs yet
+}
+const timed = (f) => {
+  const t = durations[nameOf(f)];
+  return typeof t === 'number' && Number.isFinite(t) && t >= 0 ? t : undefined;
+};
+const byRank = (a, b) => {
+  const ta = timed(a);
+  const tb = timed(b);
+  if (ta === undefined || tb === undefined)
+    return (ta === undefined ? 0 : 1) - (tb === undefined ? 0 : 1) || rank(a) - rank(b) || a.localeCompare(b);
+  return tb - ta || a.localeCompare(b);
+};
 files.sort(byRank);
 // The files of CLUSTERS wait for the clusters' answer (--list waits for it: it says where each file runs).
 const reaching = files.filter((f) => clustersOf(nameOf(f)));
@@ -394,7 +479,7 @@ if (list) {
 
 const t0 = Date.now();
 process.stdout.write(
-  `test: ${together.length} files, ${jobs} at a time at nice 19; beside them ${lane.length} at normal priority; ` +
+  `test: ${together.length} files, ${jobs} at a time at nice 19 (${spare} more while the CPU idles); beside them ${lane.length} at normal priority; ` +
     `then ${after.length} alone` +
     (reaching.length > 0 ? `; ${reaching.length} that can reach a cluster once sinfo and qstat answer` : '') +
     '\n' +
@@ -428,10 +513,21 @@ async function priorityLane() {
     await pool([f], 1);
   }
 }
-await Promise.all([pool(together, jobs, lane.length > 0, clustersPlaced), priorityLane()]);
+await Promise.all([pool(together, jobs, lane.length > 0, clustersPlaced, spare), priorityLane()]);
 for (const f of after) {
   process.stdout.write(`test: alone (${alone(nameOf(f))}): ${nameOf(f)}\n`);
   await pool([f], 1);
+}
+// This run's times for the next one (a file that failed too: it ran that long). Written whole, then renamed, so
+// two runs at once leave one's or the other's.
+try {
+  for (const r of results) durations[r.name] = Math.round(r.seconds * 10) / 10;
+  fs.mkdirSync(path.dirname(durationsFile), { recursive: true });
+  const tmp = `${durationsFile}.${process.pid}`;
+  fs.writeFileSync(tmp, `${JSON.stringify(durations, null, 1)}\n`);
+  fs.renameSync(tmp, durationsFile);
+} catch {
+  // no place for them: the next run orders by folder
 }
 const sum = (k) => results.reduce((a, r) => a + r[k], 0);
 const failed = results.filter((r) => !r.ok);
@@ -446,6 +542,7 @@ const wall = ((Date.now() - t0) / 1000).toFixed(0);
 process.stdout.write(
   `\n# files ${results.length}\n# tests ${sum('tests')}\n# pass ${sum('pass')}\n# fail ${sum('fail')}\n` +
     `# skipped ${sum('skipped')}\n# todo ${sum('todo')}\n# cancelled ${sum('cancelled')}\n# wall ${wall} s\n` +
+    `# spares ${extraFiles}\n` +
     (results.every((r) => r.cpu !== undefined) ? `# cpu ${sum('cpu').toFixed(0)} s\n` : ''),
 );
 if (failed.length > 0) {

@@ -52,3 +52,22 @@ test('--real-cli, DROVER_TEST_CLI=process and CI each run every command as a pro
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /^test: unknown option '--real-clii'/);
 });
+
+test('--jobs and --spare take a count: anything else is one line naming it, exit 2, nothing run', () => {
+  for (const [flag, bad] of [
+    ['--spare', 'x'],
+    ['--spare', '-1'],
+    ['--spare', '1e3'],
+    ['--spare', ''],
+    ['--jobs', '0'],
+    ['--jobs', '$(touch /tmp/x)'],
+  ] as const) {
+    const r = runner([flag, bad, '--list', 'sweep/parse-args'], {});
+    assert.equal(r.status, 2, `${flag} ${JSON.stringify(bad)}: ${r.stdout}${r.stderr}`);
+    assert.equal(r.stdout, '');
+    assert.ok(r.stderr.split('\n')[0]!.startsWith(`test: ${flag} '${bad}' is not a number`), r.stderr);
+  }
+  const r = runner(['--spare', '0', '--jobs', '2', '--list', 'sweep/parse-args'], {});
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^sweep\/parse-args\.test\.ts$/m);
+});
