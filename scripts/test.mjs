@@ -366,7 +366,7 @@ function idleMeter() {
  * Run the files of `queue` with `n` at once, in its order (at the lowest CPU priority when `low`); files that
  * `more` puts into the queue while it runs too (it does not end before `more` has). Up to `spare` more at once
  * while the machine idles: many files spend most of their time waiting (a task's sleep, a deadline, a worker's
- * poll), and four such at once left a fifth of the run's CPU idle. Each second with at least IDLE_TO_ADD of the
+ * poll), and four such at once left up to 39% of the CPU idle for half a minute at a time. Each second with at least IDLE_TO_ADD of the
  * CPU idle starts one more file, which runs to its end; none starts while the CPU is busy, so the files of
  * bounds in the lane and the load a test makes on purpose keep the machine as before.
  */
@@ -433,9 +433,9 @@ const rank = (f) => {
 };
 /**
  * How long each file took in the runs before on this machine (its wall seconds), kept where npm keeps tools'
- * caches. When every file has a time there, they run longest first by it: the folders' order above left files
- * of 30-60 s (a worker's file shipping, a full disk) to the end of the run, with most of the CPU idle. A file
- * with no time yet (new, or a first run) goes by its folder's rank, before the timed ones.
+ * caches. The files with a time there run longest first by it: the folders' order above left files of 13-60 s
+ * (a worker's file shipping, a full disk) to the end of the run, with a third of the CPU idle. A file with no
+ * time yet (new, or a first run) goes by its folder's rank, before the timed ones.
  */
 const durationsFile = path.join(root, 'node_modules', '.cache', 'drover-tests', 'durations.json');
 let durations = {};
