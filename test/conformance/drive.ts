@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { JobStatus, ListedTask } from '../helpers/contract.js';
 import { type RunResult, runDrover, watchStatus } from '../helpers/drover.js';
-import { isAlive, waitFor } from '../helpers/workspace.js';
+import { isAlive, pidIn, waitFor } from '../helpers/workspace.js';
 import type { BackendUnderTest, Site } from './backend.js';
 
 /** The scenarios' verbs: drover commands run in a site, through the real CLI only. */
@@ -179,14 +179,7 @@ export function settled(
 /** The pid a task wrote into `pids/<task>` (see SLEEPER), once it has. */
 export function taskPid(site: Site, task: number, timeoutMs = 60_000): Promise<number> {
   const file = path.join(site.cwd, 'pids', String(task));
-  return waitFor(
-    `task ${task}'s pid`,
-    () => {
-      const n = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
-      return n > 0 ? n : undefined;
-    },
-    timeoutMs,
-  );
+  return waitFor(`task ${task}'s pid`, () => pidIn(file), timeoutMs);
 }
 
 /** Wait until the process a task left in `pids/<task>` is gone (no task outlives its stop). */

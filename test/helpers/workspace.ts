@@ -190,6 +190,21 @@ export function killGroup(pid: number): void {
   }
 }
 
+/**
+ * The pid (or process group) a task wrote into `file`, or undefined until it has: the shell makes the file before
+ * its command writes into it, and an empty file read as 0, the kernel threads' group (`kill(0, 0)` never throws).
+ */
+export function pidIn(file: string): number | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(text.trim());
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
 /** True while a process exists (not a zombie). */
 export function isAlive(pid: number): boolean {
   const fields = statFields(pid);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runDrover } from '../helpers/drover.js';
-import { waitFor } from '../helpers/workspace.js';
+import { pidIn, waitFor } from '../helpers/workspace.js';
 import { attempts, createPool, groupAlive, liveWorkers, poolWorkspace } from './helpers.js';
 
 interface Listed {
@@ -29,15 +29,9 @@ function workerLog(cwd: string, id: string): string[] {
   throw new Error(`no log of worker ${id}`);
 }
 
-/**
- * The process group an attempt ran in, from `pgids/TASK.ATTEMPT` (written by the task itself), or undefined until
- * it is written: the shell makes the file before `ps` writes into it, and an empty one read as group 0, which
- * kernel threads are in (one loaded run waited 10 s for them to be gone).
- */
+/** The process group an attempt ran in, from `pgids/TASK.ATTEMPT` (written by the task itself), once written. */
 function pgidOf(cwd: string, task: number, attempt: number): number | undefined {
-  const file = path.join(cwd, 'pgids', `${task}.${attempt}`);
-  const pgid = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '');
-  return Number.isInteger(pgid) && pgid > 0 ? pgid : undefined;
+  return pidIn(path.join(cwd, 'pgids', `${task}.${attempt}`));
 }
 
 test('a worker stopped past --lost-after and continued: its lost task is killed, it takes work again, then drains', async (t) => {

@@ -14,7 +14,7 @@ import type {
   ProcessStart,
   ProcessStarter,
 } from '../../src/runner/starters/starter.js';
-import { tempWorkspace } from '../helpers/workspace.js';
+import { pidIn, tempWorkspace } from '../helpers/workspace.js';
 
 /**
  * The starter contract, on real processes, for each way drover starts tasks: the Python spawn server
@@ -304,12 +304,12 @@ for (const kind of KINDS) {
           setInterval(() => {}, 1000);
         `;
         const runner = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: 'ignore' });
-        let taskPid = 0;
-        for (let i = 0; i < 100 && !taskPid; i++) {
+        let taskPid: number | undefined;
+        for (let i = 0; i < 100 && taskPid === undefined; i++) {
           await sleep(100);
-          if (fs.existsSync(pidFile)) taskPid = Number(fs.readFileSync(pidFile, 'utf8').trim()) || 0;
+          taskPid = pidIn(pidFile);
         }
-        assert.ok(taskPid > 0, 'the task started');
+        assert.ok(taskPid !== undefined, 'the task started');
         runner.kill('SIGKILL');
         let alive = true;
         for (let i = 0; i < 80 && alive; i++) {

@@ -7,6 +7,7 @@ import type { AttemptRecord } from '../../src/protocol/records.js';
 import type { GroupFile } from '../../src/runner/group.js';
 import { chooseStarter, Runner } from '../../src/runner/runner.js';
 import { planSlots } from '../../src/runner/slots.js';
+import { pidIn } from '../helpers/workspace.js';
 
 function group(dir: string, launch: number): GroupFile {
   return {
@@ -88,12 +89,10 @@ test('abandon stops exactly the named attempts, running or queued, and reports n
   ]);
   const pidFile = path.join(dir, 'first.pid');
   // Running: its start reported (the runner heard from the starter) and its pid written (its shell runs).
-  // The pid once written: the shell makes the file before echo writes into it.
-  const pidOf = () => Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : '') || 0;
-  const running = () => pidOf() > 0 && seen.some((r) => r.type === 'start' && r.task === 1);
+  const running = () => pidIn(pidFile) !== undefined && seen.some((r) => r.type === 'start' && r.task === 1);
   for (let i = 0; i < 100 && !running(); i++) await new Promise((r) => setTimeout(r, 50));
-  const pid = pidOf();
-  assert.ok(pid > 0, 'the first attempt runs and wrote its pid');
+  const pid = pidIn(pidFile);
+  assert.ok(pid !== undefined, 'the first attempt runs and wrote its pid');
   runner.abandon([
     { task: 1, attempt: 1 },
     { task: 2, attempt: 1 },
