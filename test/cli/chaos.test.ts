@@ -3,10 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { isRunning, processStat } from '../../src/util/proc.js';
 import { type JobStatus, status } from '../helpers/contract.js';
 import { runDrover, startDrover } from '../helpers/drover.js';
-import { launchProcesses, tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
+import { isAlive, launchProcesses, tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 
 /**
  * Chaos: random local launches (tasks, slots, executor, foreground or detached) whose runner is SIGKILLed —
@@ -96,7 +95,7 @@ async function trial(t: { after(fn: () => void | Promise<void>): void }, sc: Sce
     }
     // kill() returns before the process dies: until the kernel next runs it, it still runs. On a loaded machine
     // an in-process status looked within that time, saw the runner alive and left its tasks queued, rightly.
-    await waitFor('the killed runner to be dead', () => !isRunning(processStat(pid)), 10_000, 5);
+    await waitFor('the killed runner to be dead', () => !isAlive(pid), 10_000, 5);
   } else {
     const launch = startDrover(args, { cwd, env, setsid: true });
     const exited = new Promise<void>((resolve) => {
