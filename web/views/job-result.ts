@@ -5,6 +5,9 @@ import { resultChart } from '../charts.js';
 import { h } from '../dom.js';
 import { safeRedraw } from '../page.js';
 
+/** What each box shows now (its fields, params, choice and chart), to draw it only when that changes. */
+const drawn = new WeakMap<HTMLElement, string>();
+
 /**
  * Draw the chart of `choice.field` against `choice.param` into `box` (the first of each when the choice is not
  * there; nothing when the rows have no numeric field or the job no params). A select's change redraws.
@@ -23,6 +26,7 @@ export async function drawResultChart(
     ),
   ];
   if (fields.length === 0 || job.params.length === 0) {
+    drawn.delete(box);
     box.replaceChildren();
     return;
   }
@@ -49,6 +53,10 @@ export async function drawResultChart(
   const chart = await api<ChartAnswer>(
     `/jobs/${enc(job.name)}/chart?field=${enc(choice.field)}&param=${enc(choice.param)}`,
   );
+  // Drawn again only when it would differ: an open select or a hovered chart stays through live updates.
+  const sig = JSON.stringify([fields, job.params, choice.field, choice.param, chart]);
+  if (drawn.get(box) === sig) return;
+  drawn.set(box, sig);
   const body = h('div', {});
   box.replaceChildren(
     h(

@@ -2,7 +2,7 @@
 // with a cancel button.
 import type { CancelAnswer, JobAnswer, TaskPageAnswer, TaskPageRow } from '../../src/protocol/dashboard.js';
 import { api, enc } from '../api.js';
-import { type Column, dataTable, h } from '../dom.js';
+import { type Column, dataTable, h, morph } from '../dom.js';
 import { fmtDur, fmtTime, fmtValue } from '../format.js';
 import { act, me, safeRedraw } from '../page.js';
 import { stateBadge } from '../states.js';
@@ -109,5 +109,8 @@ export function drawTaskTable(
   pager.textContent = `${from}–${state.offset + page.rows.length} of ${page.total}`;
   prev.disabled = state.offset === 0;
   next.disabled = state.offset + PAGE >= page.total;
-  table.replaceChildren(dataTable('tasks', columns, page.rows, (r) => ({ 'data-task': r.id })));
+  morph(
+    table,
+    dataTable('tasks', columns, page.rows, (r) => ({ 'data-task': r.id })),
+  );
 }

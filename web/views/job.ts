@@ -10,7 +10,7 @@ import type {
 import { isFailedState, STATES, type State } from '../../src/protocol/states.js';
 import { api, enc } from '../api.js';
 import { chartBox, histogramChart, timelineChart } from '../charts.js';
-import { type Column, dataTable, h } from '../dom.js';
+import { type Column, dataTable, h, morph } from '../dom.js';
 import { fmtTime } from '../format.js';
 import { act, generation, listen, main, me, safeRedraw, setRedraw } from '../page.js';
 import { countChips, stateBar } from '../states.js';
@@ -62,7 +62,8 @@ function drawHead(job: JobAnswer, head: HTMLElement): void {
           'Rerun failed',
         ),
       ];
-  head.replaceChildren(
+  morph(
+    head,
     h('h1', {}, `Job ${job.name} `, h('span', { class: 'muted' }, `${job.tasks} tasks`)),
     countChips(job.counts),
     h('div', { class: 'toolbar' }, ...actions),

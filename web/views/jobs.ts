@@ -2,7 +2,7 @@
 import type { JobSummary, JobsAnswer } from '../../src/protocol/dashboard.js';
 import { STATES } from '../../src/protocol/states.js';
 import { api, enc } from '../api.js';
-import { type Column, dataTable, h } from '../dom.js';
+import { type Column, dataTable, h, morph } from '../dom.js';
 import { fmtAgo, fmtTime } from '../format.js';
 import { generation, listen, main, setRedraw } from '../page.js';
 import { stateBar } from '../states.js';
@@ -42,7 +42,8 @@ export function jobsView(): void {
     const g = generation;
     const { jobs } = await api<JobsAnswer>('/jobs');
     if (g !== generation) return;
-    main.replaceChildren(
+    morph(
+      main,
       h('h1', {}, 'Jobs'),
       jobs.length === 0
         ? h('p', { class: 'muted' }, 'No jobs yet: drover prelaunch … then drover launch.')

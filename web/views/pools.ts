@@ -1,7 +1,7 @@
 // The pools page: each pool's workers, slots and tasks, and why workers went.
 import type { PoolsAnswer, PoolWorker } from '../../src/protocol/dashboard.js';
 import { api } from '../api.js';
-import { type Column, dataTable, h } from '../dom.js';
+import { type Column, dataTable, h, morph } from '../dom.js';
 import { generation, listen, main, setRedraw } from '../page.js';
 
 const WORKER_COLUMNS: Column<PoolWorker>[] = [
@@ -22,7 +22,8 @@ export function poolsView(): void {
     const g = generation;
     const { pools, controller } = await api<PoolsAnswer>('/pools');
     if (g !== generation) return;
-    main.replaceChildren(
+    morph(
+      main,
       h('h1', {}, 'Pools'),
       controller
         ? ''

@@ -1,7 +1,7 @@
 // A task's page: its command, params and result; its attempts; the end of one attempt's logs.
 import type { AttemptRow, CancelAnswer, LogTail, TaskAnswer } from '../../src/protocol/dashboard.js';
 import { api, enc } from '../api.js';
-import { type Column, dataTable, h } from '../dom.js';
+import { type Column, dataTable, h, morph } from '../dom.js';
 import { fmtDur, fmtTime } from '../format.js';
 import { act, generation, listen, main, me, safeRedraw, setRedraw } from '../page.js';
 import { stateBadge } from '../states.js';
@@ -64,7 +64,8 @@ export function taskView(job: string, id: number): void {
       poll = window.setTimeout(() => {
         if (generation === g0) void safeRedraw();
       }, 1000);
-    main.replaceChildren(
+    morph(
+      main,
       h('h1', {}, h('a', { href: `#/jobs/${enc(job)}` }, job), ` / task ${r.id} `, stateBadge(r.state)),
       h(
         'dl',
