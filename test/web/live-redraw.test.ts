@@ -52,21 +52,12 @@ test('a click pressed before a live redraw and released after it lands: jobs pag
   timeout: 120_000,
 }, async (t) => {
   const cwd = tempWorkspace(t);
-  await drover(cwd, ['prelaunch', '+command', 'true', '+jobname', 'a', '+q']);
-  await drover(cwd, ['prelaunch', '+command', 'true', '+jobname', 'b', '+q']);
-  await drover(cwd, [
-    'prelaunch',
-    '+command',
-    'sh wait.sh',
-    '+jobname',
-    'c',
-    '+arg',
-    '--k',
-    '1',
-    '2',
-    '3',
-    '+q',
-  ]);
+  /** A job `name` of `command`, made by prelaunch with `words`. */
+  const job = (name: string, command: string, ...words: string[]) =>
+    drover(cwd, ['prelaunch', '+command', command, '+jobname', name, ...words, '+q']);
+  await job('a', 'true');
+  await job('b', 'true');
+  await job('c', 'sh wait.sh', '+arg', '--k', '1', '2', '3');
   const ui = await startUi(t, cwd);
   const browser = await startBrowser(t);
   const errors: string[] = [];
