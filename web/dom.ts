@@ -72,6 +72,7 @@ function dispatch(this: Element, e: Event): void {
   LISTENERS.get(this)?.get(e.type)?.call(this, e);
 }
 
+/** `el` calls `fn` on each `type` event (through dispatch, so a redraw can hand it another). */
 function listen(el: Element, type: string, fn: EventListener): void {
   const on = LISTENERS.get(el) ?? new Map<string, EventListener>();
   LISTENERS.set(el, on);
@@ -82,6 +83,7 @@ function listen(el: Element, type: string, fn: EventListener): void {
 /** The attributes that name what an element shows: a kept element is the one with the same name. */
 const KEYS = ['data-job', 'data-task', 'data-worker', 'data-pool', 'data-testid'] as const;
 
+/** A node's name (`data-job=sweep`), or undefined for text and unnamed elements. */
 function keyOf(n: Node): string | undefined {
   if (!(n instanceof Element)) return undefined;
   for (const k of KEYS) {
