@@ -28,6 +28,42 @@ async function until(what: string, probe: () => boolean, ms = 60_000): Promise<v
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A job `name` of `count` tasks in `dir` (task N runs `sh gated.sh N`): tasks 1 and 2 run `then` at once, the
+ * others only once the returned gate file exists (outside the small disk). A test opens the gate after it has
+ * filled the disk, so the runner is still running tasks when the disk fills, however fast the machine: with plain
+ * `true` tasks a fast one ran all 200 before the disk was full, and nothing was left to block.
+ */
+async function gatedJob(
+  t: { after(fn: () => void): void },
+  dir: string,
+  name: string,
+  count: number,
+  then = 'true',
+): Promise<string> {
+  const gateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-gate-'));
+  t.after(() => fs.rmSync(gateDir, { recursive: true, force: true }));
+  const gate = path.join(gateDir, 'open');
+  fs.writeFileSync(
+    path.join(dir, 'gated.sh'),
+    `[ "$1" -le 2 ] || while [ ! -e '${gate}' ]; do sleep 0.02; done\n${then}\n`,
+  );
+  const ids = Array.from({ length: count }, (_, i) => String(i + 1));
+  const pre = await runDrover(
+    ['prelaunch', '+command', 'sh gated.sh', '+jobname', name, '+pos-arg', ...ids],
+    {
+      cwd: dir,
+    },
+  );
+  assert.equal(pre.code, 0, pre.stderr);
+  return gate;
+}
+
+/** Open a gatedJob's gate: its waiting tasks run. */
+function openGate(gate: string): void {
+  fs.writeFileSync(gate, '');
+}
+
 /** Every line of the folder's record files, each checked to be a whole record. */
 function wholeRecords(dir: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
@@ -128,11 +164,7 @@ test('space that never returns: no task starts, and a forced exit saves the reco
   const dir = tmpfsFolder(t, '2m');
   const spillDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-spill-'));
   t.after(() => fs.rmSync(spillDir, { recursive: true, force: true }));
-  const ids = Array.from({ length: 200 }, (_, i) => String(i + 1));
-  const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', 'q', '+pos-arg', ...ids], {
-    cwd: dir,
-  });
-  assert.equal(pre.code, 0, pre.stderr);
+  const gate = await gatedJob(t, dir, 'q', 200);
   const run = startDrover(['launch', '--jobname', 'q', '--max-tasks', '2'], {
     cwd: dir,
     env: { TMPDIR: spillDir },
@@ -143,6 +175,7 @@ test('space that never returns: no task starts, and a forced exit saves the reco
   });
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
+  openGate(gate);
   await until('the runner blocked', () => stderr.includes('disk full at'));
   const blockedAt = Date.now() / 1000;
   await sleep(1500);
@@ -181,11 +214,7 @@ test('one SIGTERM on a disk that stays full (timeout, a scheduler): the runner w
   const dir = tmpfsFolder(t, '2m');
   const spillDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-spill-'));
   t.after(() => fs.rmSync(spillDir, { recursive: true, force: true }));
-  const ids = Array.from({ length: 50 }, (_, i) => String(i + 1));
-  const pre = await runDrover(['prelaunch', '+command', 'sleep 0.2', '+jobname', 'q', '+pos-arg', ...ids], {
-    cwd: dir,
-  });
-  assert.equal(pre.code, 0, pre.stderr);
+  const gate = await gatedJob(t, dir, 'q', 50, 'sleep 0.2');
   const run = startDrover(['launch', '--jobname', 'q', '--max-tasks', '2'], {
     cwd: dir,
     env: { TMPDIR: spillDir },
@@ -196,6 +225,7 @@ test('one SIGTERM on a disk that stays full (timeout, a scheduler): the runner w
   });
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
+  openGate(gate);
   await until('the runner blocked', () => stderr.includes('disk full at'));
   run.child.kill('SIGTERM'); // once, as `timeout` does: it must not wait for space forever
   const r = await run.result;
@@ -216,11 +246,7 @@ test('a detached runner whose own log is on the full disk: it does not die of th
   timeout: 120_000,
 }, async (t) => {
   const dir = tmpfsFolder(t, '2m');
-  const ids = Array.from({ length: 300 }, (_, i) => String(i + 1));
-  const pre = await runDrover(['prelaunch', '+command', 'true', '+jobname', 'd', '+pos-arg', ...ids], {
-    cwd: dir,
-  });
-  assert.equal(pre.code, 0, pre.stderr);
+  const gate = await gatedJob(t, dir, 'd', 300);
   const { pid } = await droverJson<{ pid: number }>(
     ['launch', '--jobname', 'd', '--detach', '--max-tasks', '2', '--json'],
     { cwd: dir },
@@ -235,6 +261,7 @@ test('a detached runner whose own log is on the full disk: it does not die of th
   };
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
+  openGate(gate);
   // Blocked: the record file stops growing while the runner lives on.
   const size = () => recordFiles(dir).reduce((n, f) => n + fs.statSync(f).size, 0);
   let last = size();

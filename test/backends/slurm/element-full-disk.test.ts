@@ -24,6 +24,11 @@ interface Element {
   recordsDir: string;
   /** Where tasks leave a mark (not on the full disk): one file per task that ran. */
   marks: string;
+  /**
+   * Let tasks 7 and on run: until then they wait, so a test that fills the disk once some tasks ran finds the
+   * runner still running tasks, however fast the machine.
+   */
+  openGate(): void;
   start(): { child: ChildProcess; exit: Promise<number | null>; stderr: () => string };
 }
 
@@ -35,6 +40,9 @@ function setup(
   const dir = tmpfsFolder(t, '2m');
   const marks = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-marks-'));
   t.after(() => fs.rmSync(marks, { recursive: true, force: true }));
+  const gateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-gate-'));
+  t.after(() => fs.rmSync(gateDir, { recursive: true, force: true }));
+  const gate = path.join(gateDir, 'open');
   const settings: RunSettings = {
     v: 1,
     job: 'J',
@@ -51,7 +59,7 @@ function setup(
   };
   fs.mkdirSync(settings.logDir);
   fs.mkdirSync(settings.recordsDir);
-  const command = `touch ${marks}/$DROVER_TASK_ID`;
+  const command = `[ "$DROVER_TASK_ID" -le 6 ] || while [ ! -e ${gate} ]; do sleep 0.02; done; touch ${marks}/$DROVER_TASK_ID`;
   const tasks: GroupTask[] = Array.from({ length: n }, (_, i) => ({ id: i + 1, command, attempt: 1 }));
   let argv: string[];
   let env: NodeJS.ProcessEnv = process.env;
@@ -77,6 +85,7 @@ function setup(
     dir,
     recordsDir: settings.recordsDir,
     marks,
+    openGate: () => fs.writeFileSync(gate, ''),
     start: () => {
       const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
       t.after(() => {
@@ -147,6 +156,7 @@ for (const runner of ['python', 'bash'] as const) {
     const run = e.start();
     await until('tasks started', () => fs.readdirSync(e.marks).length > 5);
     const ballast = fillDisk(e.dir);
+    e.openGate();
     // Blocked: no more tasks start.
     let seen = fs.readdirSync(e.marks).length;
     let since = Date.now();
