@@ -101,3 +101,18 @@ export function fillDisk(dir: string): string {
   }
   return file;
 }
+
+/**
+ * A gate that holds tasks back until a test fills a disk, however fast the machine runs them: `hold(id, first)`
+ * is a shell line that lets the tasks whose id (`id`, a shell word such as "$1") is at most `first` through at once
+ * and makes the others wait until `open()`. The gate is a file off the test's disk, removed with the test.
+ */
+export function taskGate(t: HasAfter): { hold(id: string, first: number): string; open(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-gate-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const gate = path.join(dir, 'open');
+  return {
+    hold: (id, first) => `[ ${id} -le ${first} ] || while [ ! -e '${gate}' ]; do sleep 0.02; done`,
+    open: () => fs.writeFileSync(gate, ''),
+  };
+}

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { droverJson, runDrover, startDrover } from '../helpers/drover.js';
-import { fillDisk, needsRoot, tmpfsFolder } from '../helpers/mounts.js';
+import { fillDisk, needsRoot, taskGate, tmpfsFolder } from '../helpers/mounts.js';
 import { recordFiles } from '../helpers/workspace.js';
 
 /**
@@ -30,9 +30,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A job `name` of `count` tasks in `dir` (task N runs `sh gated.sh N`): tasks 1 and 2 run `then` at once, the
- * others only once the returned gate file exists (outside the small disk). A test opens the gate after it has
- * filled the disk, so the runner is still running tasks when the disk fills, however fast the machine: with plain
- * `true` tasks a fast one ran all 200 before the disk was full, and nothing was left to block.
+ * others once the test opens the returned gate, which it does after filling the disk, so the runner is still
+ * running tasks when the disk fills, however fast the machine: with plain `true` tasks a fast one ran all 200
+ * before the disk was full, and nothing was left to block.
  */
 async function gatedJob(
   t: { after(fn: () => void): void },
@@ -40,14 +40,9 @@ async function gatedJob(
   name: string,
   count: number,
   then = 'true',
-): Promise<string> {
-  const gateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-gate-'));
-  t.after(() => fs.rmSync(gateDir, { recursive: true, force: true }));
-  const gate = path.join(gateDir, 'open');
-  fs.writeFileSync(
-    path.join(dir, 'gated.sh'),
-    `[ "$1" -le 2 ] || while [ ! -e '${gate}' ]; do sleep 0.02; done\n${then}\n`,
-  );
+): Promise<{ open(): void }> {
+  const gate = taskGate(t);
+  fs.writeFileSync(path.join(dir, 'gated.sh'), `${gate.hold('"$1"', 2)}\n${then}\n`);
   const ids = Array.from({ length: count }, (_, i) => String(i + 1));
   const pre = await runDrover(
     ['prelaunch', '+command', 'sh gated.sh', '+jobname', name, '+pos-arg', ...ids],
@@ -57,11 +52,6 @@ async function gatedJob(
   );
   assert.equal(pre.code, 0, pre.stderr);
   return gate;
-}
-
-/** Open a gatedJob's gate: its waiting tasks run. */
-function openGate(gate: string): void {
-  fs.writeFileSync(gate, '');
 }
 
 /** Every line of the folder's record files, each checked to be a whole record. */
@@ -175,7 +165,7 @@ test('space that never returns: no task starts, and a forced exit saves the reco
   });
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
-  openGate(gate);
+  gate.open();
   await until('the runner blocked', () => stderr.includes('disk full at'));
   const blockedAt = Date.now() / 1000;
   await sleep(1500);
@@ -225,7 +215,7 @@ test('one SIGTERM on a disk that stays full (timeout, a scheduler): the runner w
   });
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
-  openGate(gate);
+  gate.open();
   await until('the runner blocked', () => stderr.includes('disk full at'));
   run.child.kill('SIGTERM'); // once, as `timeout` does: it must not wait for space forever
   const r = await run.result;
@@ -261,7 +251,7 @@ test('a detached runner whose own log is on the full disk: it does not die of th
   };
   await until('the runner started', () => wholeRecords(dir).some((r) => r.type === 'start'));
   const ballast = fillDisk(dir);
-  openGate(gate);
+  gate.open();
   // Blocked: the record file stops growing while the runner lives on.
   const size = () => recordFiles(dir).reduce((n, f) => n + fs.statSync(f).size, 0);
   let last = size();

@@ -8,7 +8,7 @@ import { writeElementRunner } from '../../../src/backends/slurm/element-script.j
 import type { GroupTask, LaunchFile, RunSettings } from '../../../src/runner/group.js';
 import { singleEnv, writeSingleRunner } from '../../../src/runner/single.js';
 import { droverBin } from '../../helpers/drover.js';
-import { fillDisk, needsRoot, tmpfsFolder } from '../../helpers/mounts.js';
+import { fillDisk, needsRoot, taskGate, tmpfsFolder } from '../../helpers/mounts.js';
 
 /**
  * The runners of cluster elements (Python and bash for packed elements, Perl for one task per element) on a
@@ -40,9 +40,7 @@ function setup(
   const dir = tmpfsFolder(t, '2m');
   const marks = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-marks-'));
   t.after(() => fs.rmSync(marks, { recursive: true, force: true }));
-  const gateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drover-gate-'));
-  t.after(() => fs.rmSync(gateDir, { recursive: true, force: true }));
-  const gate = path.join(gateDir, 'open');
+  const gate = taskGate(t);
   const settings: RunSettings = {
     v: 1,
     job: 'J',
@@ -59,7 +57,7 @@ function setup(
   };
   fs.mkdirSync(settings.logDir);
   fs.mkdirSync(settings.recordsDir);
-  const command = `[ "$DROVER_TASK_ID" -le 6 ] || while [ ! -e ${gate} ]; do sleep 0.02; done; touch ${marks}/$DROVER_TASK_ID`;
+  const command = `${gate.hold('"$DROVER_TASK_ID"', 6)}; touch ${marks}/$DROVER_TASK_ID`;
   const tasks: GroupTask[] = Array.from({ length: n }, (_, i) => ({ id: i + 1, command, attempt: 1 }));
   let argv: string[];
   let env: NodeJS.ProcessEnv = process.env;
@@ -85,7 +83,7 @@ function setup(
     dir,
     recordsDir: settings.recordsDir,
     marks,
-    openGate: () => fs.writeFileSync(gate, ''),
+    openGate: gate.open,
     start: () => {
       const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'] });
       t.after(() => {
