@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parseCsv as readCsv } from '../helpers/delimited.js';
-import { droverJson, lines, runDrover } from '../helpers/drover.js';
+import { droverJson, droverOk, lines, runDrover } from '../helpers/drover.js';
 import { snapshot, tempWorkspace } from '../helpers/workspace.js';
 
 /**
@@ -22,9 +22,7 @@ interface ResultJson {
 }
 
 async function ok(cwd: string, args: string[]): Promise<string> {
-  const r = await runDrover(args, { cwd });
-  assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
+  return await droverOk(args, { cwd });
 }
 
 /** A job `J` of tasks `sh task.sh <value>` whose script is `body`, run to its end on the local backend. */

@@ -119,11 +119,16 @@ export function runDrover(args: readonly string[], opts: RunOptions): Promise<Ru
   return runInProcessFake(args, how, droverBin) ?? spawnDrover(args, how).result;
 }
 
-/** Run drover expecting exit 0 and JSON on stdout; throws with its stderr otherwise. */
-export async function droverJson<T = unknown>(args: readonly string[], opts: RunOptions): Promise<T> {
+/** Run drover expecting exit 0: its stdout; throws with its stderr otherwise. */
+export async function droverOk(args: readonly string[], opts: RunOptions): Promise<string> {
   const r = await runDrover(args, opts);
   if (r.code !== 0) throw new Error(`drover ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as T;
+  return r.stdout;
+}
+
+/** Run drover expecting exit 0 and JSON on stdout; throws with its stderr otherwise. */
+export async function droverJson<T = unknown>(args: readonly string[], opts: RunOptions): Promise<T> {
+  return JSON.parse(await droverOk(args, opts)) as T;
 }
 
 /** Lines of a text without the trailing empty one. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { newPage, noBrowser, pixelStats, startBrowser } from '../helpers/browser.js';
-import { runDrover } from '../helpers/drover.js';
+import { droverOk } from '../helpers/drover.js';
 import { waitFor, writeScript } from '../helpers/workspace.js';
 import { createPool, poolWorkspace } from '../pool/helpers.js';
 
@@ -16,9 +16,7 @@ import { createPool, poolWorkspace } from '../pool/helpers.js';
  */
 
 async function drover(cwd: string, args: string[]): Promise<string> {
-  const r = await runDrover(args, { cwd });
-  assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout;
+  return await droverOk(args, { cwd });
 }
 
 /** The number a page's count chip shows for a state (0 when it shows none). */

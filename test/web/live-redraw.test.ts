@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { newPage, noBrowser, startBrowser } from '../helpers/browser.js';
-import { runDrover } from '../helpers/drover.js';
+import { droverOk } from '../helpers/drover.js';
 import { startUi } from '../helpers/ui.js';
 import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
 
@@ -16,8 +16,7 @@ import { tempWorkspace, waitFor, writeScript } from '../helpers/workspace.js';
  */
 
 async function drover(cwd: string, args: string[]): Promise<void> {
-  const r = await runDrover(args, { cwd });
-  assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
+  await droverOk(args, { cwd });
 }
 
 /**

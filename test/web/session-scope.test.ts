@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { newContext, noBrowser, startBrowser, watch } from '../helpers/browser.js';
-import { runDrover } from '../helpers/drover.js';
+import { droverOk, runDrover } from '../helpers/drover.js';
 import { startUi } from '../helpers/ui.js';
 import { tempWorkspace } from '../helpers/workspace.js';
 import { poolWorkspace } from '../pool/helpers.js';
@@ -17,8 +17,7 @@ import { poolWorkspace } from '../pool/helpers.js';
  */
 
 async function drover(cwd: string, args: string[]): Promise<void> {
-  const r = await runDrover(args, { cwd });
-  assert.equal(r.code, 0, `drover ${args.join(' ')}: ${r.stderr}`);
+  await droverOk(args, { cwd });
 }
 
 /** A job of one task of `command`, named `name`, made by prelaunch. */
